@@ -1,0 +1,22 @@
+"""``scrapy crawl`` with the spider's input checked first: a one-line error, exit 2."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from scrapy.commands.crawl import Command as ScrapyCrawl
+
+from crawler.spiders.web import CrawlSetupError, check_crawl_input
+
+
+class Command(ScrapyCrawl):
+    def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        if args and args[0] == "web":
+            try:
+                check_crawl_input(opts.spargs, self.settings)
+            except CrawlSetupError as exc:
+                print(f"error: {exc}", file=sys.stderr)
+                self.exitcode = 2
+                return
+        super().run(args, opts)

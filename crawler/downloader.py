@@ -1,0 +1,42 @@
+"""Scrapy's downloader with its per-host concurrency limit actually enforced.
+
+Scrapy 2.18/2.19 under the asyncio reactor: ``Downloader._process_queue`` pops queued
+requests while ``slot.free_transfer_slots() > 0``, but a popped request joins
+``slot.transferring`` only when its download task first runs, which asyncio does after
+the loop. With no download delay the loop therefore empties the slot's whole queue at
+once: 32 requests in flight to one host were measured here with
+``CONCURRENT_REQUESTS_PER_DOMAIN = 1``. This subclass reserves the transfer slot at the
+moment the request is popped. Politeness is a promise to other people's servers;
+``tests/test_politeness.py`` measures it on a real server.
+"""
+
+from __future__ import annotations
+
+from time import monotonic
+
+from scrapy.core.downloader import Downloader, Slot
+from scrapy.utils.defer import _schedule_coro
+from scrapy.utils.asyncio import call_later
+
+
+class PoliteDownloader(Downloader):
+    def _process_queue(self, slot: Slot) -> None:
+        if slot.latercall:
+            return
+        now = monotonic()
+        delay = slot.download_delay()
+        if delay:
+            penalty = delay - now + slot.lastseen
+            if penalty > 0:
+                slot.latercall = call_later(penalty, self._latercall, slot)
+                return
+        while slot.queue and slot.free_transfer_slots() > 0:
+            slot.lastseen = now
+            request, queue_dfd = slot.queue.popleft()
+            # Reserve now; Downloader._download adds it again (a set) and removes it
+            # when the response or the failure arrives.
+            slot.transferring.add(request)
+            _schedule_coro(self._wait_for_download(slot, request, queue_dfd))
+            if delay:
+                self._process_queue(slot)
+                break

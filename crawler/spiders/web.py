@@ -1,0 +1,316 @@
+"""The spider ``web``: a breadth-first crawl that records every page, link and outcome.
+
+``scrapy crawl web -a seeds=FILE`` (one URL per line, ``#`` comments) or
+``-a seeds=URL,URL``; ``-a max_pages=N`` bounds the pages fetched; ``-a allowed_hosts=``
+(comma-separated names; subdomains included) bounds where links are followed.
+
+Links are filtered before any ``Request`` is built (a follow-all spider spends most of
+its CPU building and de-duplicating requests for links it has seen already), and every
+link is stored with its anchor text and the words either side.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import AsyncIterator, Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from scrapy import Request, Spider
+from scrapy.exceptions import IgnoreRequest
+from scrapy.http import Response, TextResponse
+from scrapy.utils.job import job_dir
+from twisted.internet.error import (
+    ConnectionLost,
+    ConnectionRefusedError,
+    DNSLookupError,
+    TCPTimedOutError,
+    TimeoutError,
+)
+from twisted.python.failure import Failure
+from twisted.web._newclient import ResponseFailed, ResponseNeverReceived
+
+from crawler.hosts import HostsFileError, host_key, normalize_url, read_hosts_file, registrable_domain
+from crawler.middlewares import RefusedRequest
+from crawler.resolver import REFUSED
+from detectors.canonical import canonical_document
+from storage.db import StoreError, resolve_database_url
+from storage.records import LinkRecord, PageRecord
+from storage.store import Store
+
+logger = logging.getLogger(__name__)
+
+RUN_MARKER = "mirrorscope-run.json"
+
+
+class CrawlSetupError(Exception):
+    """Bad crawl input (seeds, options, database); the message is one line."""
+
+
+def read_seeds(value: str | None) -> list[str]:
+    """Seed URLs from a file (one per line, ``#`` comments) or a comma-separated list."""
+    if not value:
+        raise CrawlSetupError("no seeds: give -a seeds=FILE or -a seeds=URL,URL")
+    path = Path(value)
+    if "://" in value and not path.exists():
+        lines = value.split(",")
+    else:
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except FileNotFoundError:
+            raise CrawlSetupError(f"seeds file not found: {value}") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CrawlSetupError(f"cannot read seeds file {value}: {exc}") from None
+    seeds = []
+    for line in lines:
+        text = line.split("#", 1)[0].strip()
+        if not text:
+            continue
+        url = normalize_url("", text)
+        if url is None:
+            raise CrawlSetupError(f"not an http(s) URL in seeds: {text!r}")
+        seeds.append(url)
+    if not seeds:
+        raise CrawlSetupError(f"no URLs in seeds {value}")
+    return list(dict.fromkeys(seeds))
+
+
+def _positive_int(name: str, value: Any) -> int | None:
+    if value in (None, ""):
+        return None
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise CrawlSetupError(f"{name} must be a whole number, not {value!r}") from None
+    if number <= 0:
+        raise CrawlSetupError(f"{name} must be positive, not {number}")
+    return number
+
+
+SPIDER_ARGUMENTS = ("seeds", "max_pages", "allowed_hosts")
+
+
+def check_crawl_input(arguments: dict[str, Any], settings: Any) -> None:
+    """Raise :class:`CrawlSetupError` for input the crawl cannot start with.
+
+    Checked before Scrapy starts, so that a bad seeds file, option, hosts file or
+    database URL is one line on stderr, not a traceback from inside the reactor.
+    """
+    unknown = sorted(set(arguments) - set(SPIDER_ARGUMENTS))
+    if unknown:
+        raise CrawlSetupError(f"unknown spider argument {unknown[0]!r}: expected one of {', '.join(SPIDER_ARGUMENTS)}")
+    read_seeds(arguments.get("seeds"))
+    _positive_int("max_pages", arguments.get("max_pages"))
+    if settings.get("HOSTS_FILE"):
+        try:
+            read_hosts_file(settings.get("HOSTS_FILE"))
+        except HostsFileError as exc:
+            raise CrawlSetupError(str(exc)) from None
+    try:
+        Store(resolve_database_url(None, settings.get("DATABASE_URL"))).close()
+    except StoreError as exc:
+        raise CrawlSetupError(str(exc)) from None
+
+
+def _looks_binary(body: bytes) -> bool:
+    """True for bodies no HTML page has: NULs or many control bytes (UTF-16 aside)."""
+    head = body[:4096]
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return False
+    controls = sum(head.count(bytes([c])) for c in (0, 1, 2, 3, 4, 5, 6, 7, 8, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31))
+    return b"\x00" in head or controls > len(head) * 0.05
+
+
+def body_fingerprint(body: bytes) -> int:
+    """64-bit fingerprint of the raw body (byte-identical pages share it)."""
+    return int.from_bytes(hashlib.blake2b(body, digest_size=8).digest(), "big")
+
+
+def classify_failure(failure: Failure) -> tuple[str, str]:
+    """(outcome, one-line error) of a request that produced no response."""
+    exc = failure.value
+    message = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:500]
+    if isinstance(exc, RefusedRequest):
+        return exc.outcome, message
+    if isinstance(exc, DNSLookupError):
+        return ("refused-private" if REFUSED in message else "dns-error"), message
+    if isinstance(exc, IgnoreRequest):
+        if "robots.txt" in message:
+            return "robots", message
+        if "redirect" in message.lower():
+            return "redirect-loop", message
+        return "ignored", message
+    if isinstance(exc, (TimeoutError, TCPTimedOutError)):
+        return "timeout", message
+    if isinstance(exc, ConnectionRefusedError):
+        return "connection-refused", message
+    if "maxsize" in message or "Cancelling download" in message or "larger than" in message:
+        return "too-large", message
+    if isinstance(exc, (ConnectionLost, ResponseFailed, ResponseNeverReceived)):
+        return "connection-lost", message
+    return "error", f"{type(exc).__name__}: {message}"
+
+
+class WebSpider(Spider):
+    name = "web"
+
+    def __init__(self, seeds: str | None = None, max_pages: Any = None, allowed_hosts: str | None = None, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.seed_urls = read_seeds(seeds)
+        self.max_pages = _positive_int("max_pages", max_pages)
+        self.allowed_hosts = tuple(h.strip().lower().lstrip(".") for h in (allowed_hosts or "").split(",") if h.strip())
+        self.seen: set[str] = set()
+        self.scheduled = 0
+        self.resumed = False
+        self.store: Store
+        self.run_id: int
+
+    @classmethod
+    def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> "WebSpider":
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        settings = crawler.settings
+        spider.window = settings.getint("ANCHOR_WINDOW")
+        spider.depth_limit = settings.getint("DEPTH_LIMIT")
+        spider.url_max_length = settings.getint("URL_MAX_LENGTH")
+        url = resolve_database_url(None, settings.get("DATABASE_URL"))
+        try:
+            spider.store = Store(url)
+        except StoreError as exc:
+            raise CrawlSetupError(str(exc)) from None
+        spider._open_run(job_dir(settings), settings)
+        return spider
+
+    # -- the run and its recovery -----------------------------------------------------
+
+    def _open_run(self, jobdir: str | None, settings: Any) -> None:
+        marker = Path(jobdir, RUN_MARKER) if jobdir else None
+        if marker is not None and marker.exists():
+            run_id = json.loads(marker.read_text()).get("run_id")
+            if isinstance(run_id, int) and self.store.run_exists(run_id):
+                self.run_id, self.resumed = run_id, True
+                self.store.resume_run(run_id)
+                logger.info("resuming crawl run %d from the store", run_id)
+                return
+        chosen = {k: settings.get(k) for k in ("DEPTH_LIMIT", "CONCURRENT_REQUESTS_PER_DOMAIN", "DOWNLOAD_MAXSIZE", "ANCHOR_WINDOW", "ALLOW_PRIVATE_ADDRESSES")}
+        chosen.update(max_pages=self.max_pages, allowed_hosts=list(self.allowed_hosts))
+        self.run_id = self.store.start_run(self.seed_urls, chosen)
+        if marker is not None:
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            marker.write_text(json.dumps({"run_id": self.run_id}))
+
+    async def start(self) -> AsyncIterator[Any]:
+        if self.resumed:
+            # The store is the frontier's source of truth: what a killed process had
+            # queued is every stored link whose target has no page yet.
+            self.seen.update(self.store.fetched_urls(self.run_id))
+            self.scheduled = len(self.seen)
+        for url in self.seed_urls:
+            request = self._request(url, 0)
+            if request is not None:
+                yield request
+        if self.resumed:
+            for url, depth in self.store.unfetched_targets(self.run_id):
+                if self._follows(url, depth):
+                    request = self._request(url, depth)
+                    if request is not None:
+                        yield request
+
+    def closed(self, reason: str) -> None:
+        stats = json.loads(json.dumps(self.crawler.stats.get_stats(), default=str))
+        self.store.finish_run(self.run_id, reason, stats)
+        self.store.close()
+
+    # -- requests ---------------------------------------------------------------------
+
+    def _follows(self, url: str, depth: int) -> bool:
+        if self.depth_limit and depth > self.depth_limit:
+            return False
+        if self.allowed_hosts:
+            hostname = urlsplit(url).hostname or ""
+            return any(hostname == h or hostname.endswith("." + h) for h in self.allowed_hosts)
+        return True
+
+    def _request(self, url: str, depth: int) -> Request | None:
+        if url in self.seen or (self.max_pages and self.scheduled >= self.max_pages):
+            return None
+        self.seen.add(url)
+        self.scheduled += 1
+        return Request(url, callback=self.parse, errback=self.failed, priority=-depth, meta={"depth": depth})
+
+    # -- responses --------------------------------------------------------------------
+
+    def _record(self, url: str, depth: int, outcome: str, **fields: Any) -> PageRecord:
+        host = host_key(url) or ""
+        parts = urlsplit(url)
+        hostname = parts.hostname or ""
+        return PageRecord(
+            url=url, host=host, hostname=hostname, port=parts.port,
+            path=parts.path + (f"?{parts.query}" if parts.query else ""), depth=depth,
+            outcome=outcome, fetched_at=datetime.now(timezone.utc),
+            registrable_domain=registrable_domain(hostname), **fields,
+        )
+
+    def parse(self, response: Response) -> Iterator[Any]:
+        depth = response.meta.get("depth", 0)
+        url = normalize_url("", response.url) or response.url
+        yield from self._redirect_sources(response, depth, url)
+        content_type = response.headers.get(b"Content-Type", b"").decode("latin-1")[:255] or None
+        ip = str(response.ip_address) if response.ip_address is not None else None
+        fields: dict[str, Any] = dict(
+            status=response.status, ip=ip, content_type=content_type,
+            length=len(response.body), fingerprint=body_fingerprint(response.body),
+        )
+        outcome = self._outcome(response, content_type)
+        if outcome != "ok":
+            yield self._record(url, depth, outcome, **fields)
+            return
+        doc = canonical_document(response.text)  # type: ignore[attr-defined]
+        base = normalize_url(url, doc.base_href) if doc.base_href else url
+        record = self._record(url, depth, outcome, title=doc.title[:1000] or None, **fields)
+        for anchor in doc.anchors:
+            target = normalize_url(base or url, anchor.href, self.url_max_length)
+            if target is None:
+                continue
+            record.links.append(
+                LinkRecord(
+                    target_url=target, target_host=host_key(target), anchor=doc.anchor_text(anchor),
+                    before=doc.window_before(anchor, self.window), after=doc.window_after(anchor, self.window),
+                )
+            )
+            if target not in self.seen and self._follows(target, depth + 1):
+                request = self._request(target, depth + 1)
+                if request is not None:
+                    yield request
+        yield record
+
+    def _outcome(self, response: Response, content_type: str | None) -> str:
+        if response.status >= 300:
+            return f"http-{response.status}"
+        if not response.body:
+            return "empty"
+        if not isinstance(response, TextResponse) or "html" not in (content_type or "text/html").lower():
+            return "non-html"
+        if _looks_binary(response.body):
+            return "binary"
+        return "ok"
+
+    def _redirect_sources(self, response: Response, depth: int, final: str) -> Iterator[PageRecord]:
+        chain = [normalize_url("", u) or u for u in response.meta.get("redirect_urls", [])]
+        reasons = response.meta.get("redirect_reasons", [])
+        for i, source in enumerate(chain):
+            target = chain[i + 1] if i + 1 < len(chain) else final
+            status = reasons[i] if i < len(reasons) and isinstance(reasons[i], int) else None
+            self.seen.add(source)
+            yield self._record(source, depth, "redirect", status=status, redirect_to=target)
+
+    def failed(self, failure: Failure) -> Iterator[PageRecord]:
+        request = failure.request  # type: ignore[attr-defined]
+        outcome, error = classify_failure(failure)
+        url = normalize_url("", request.url) or request.url
+        logger.info("%s: %s (%s)", url, outcome, error)
+        self.crawler.stats.inc_value(f"mirrorscope/outcome/{outcome}")
+        yield self._record(url, request.meta.get("depth", 0), outcome, error=error)

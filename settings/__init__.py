@@ -1,0 +1,97 @@
+"""Scrapy settings of mirrorscope and the project's own defaults.
+
+Every value carries the reason it has. Override any of them with ``-s NAME=VALUE`` on
+``scrapy crawl`` or the matching option of ``mirror-report``.
+"""
+
+BOT_NAME = "mirrorscope"
+SPIDER_MODULES = ["crawler.spiders"]
+NEWSPIDER_MODULE = "crawler.spiders"
+# `scrapy crawl` checks the spider's arguments and the database before starting, so bad
+# input gets a one-line error instead of a traceback.
+COMMANDS_MODULE = "crawler.commands"
+USER_AGENT = "mirrorscope/0.1 (+https://github.com/mirrorscope/mirrorscope)"
+
+# --- the store -------------------------------------------------------------------------
+# Database URL. Precedence: `mirror-report --db`, this setting (`-s DATABASE_URL=`), the
+# DATABASE_URL environment variable, then the embedded SQLite file.
+DATABASE_URL = None
+# Pages written per transaction: one transaction per page would cap the crawl at the
+# disk's fsync rate; a few hundred amortise it while a kill loses at most one batch.
+STORE_BATCH_SIZE = 200
+# Seconds a partial batch may wait before it is written anyway, so a slow crawl's pages
+# reach the store (and the report) promptly.
+STORE_FLUSH_INTERVAL = 2.0
+
+# --- breadth-first order ---------------------------------------------------------------
+# Lower priority for deeper requests plus FIFO queues is breadth-first (Najork & Wiener
+# 2001: BFS finds high-quality pages early). Scrapy's defaults are LIFO: depth-first.
+DEPTH_PRIORITY = 1
+SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
+SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
+# One global priority queue keeps depth order across hosts; the downloader-aware default
+# keeps it only within each host (a chain-shaped host ran 15 levels ahead: SCRAPY-NOTES).
+SCHEDULER_PRIORITY_QUEUE = "scrapy.pqueues.ScrapyPriorityQueue"
+# Recovers the frontier from the store after a hard kill (see crawler/scheduler.py).
+SCHEDULER = "crawler.scheduler.RecoveringScheduler"
+# How deep links are followed from the seeds (0: no limit).
+DEPTH_LIMIT = 0
+# URLs longer than this are recorded as links but not fetched: long URLs are mostly traps.
+URL_MAX_LENGTH = 2048
+
+# --- politeness ------------------------------------------------------------------------
+ROBOTSTXT_OBEY = True
+CONCURRENT_REQUESTS = 32
+CONCURRENT_REQUESTS_PER_DOMAIN = 2
+# Scrapy's own downloader does not enforce the line above under the asyncio reactor
+# (see crawler/downloader.py); this one does.
+DOWNLOADER = "crawler.downloader.PoliteDownloader"
+DOWNLOAD_DELAY = 0
+AUTOTHROTTLE_ENABLED = True
+# Scrapy's 5 s start delay would stall every new host; latency feedback takes over fast.
+AUTOTHROTTLE_START_DELAY = 0.25
+AUTOTHROTTLE_MAX_DELAY = 30.0
+AUTOTHROTTLE_TARGET_CONCURRENCY = 2.0
+DOWNLOAD_TIMEOUT = 20
+# Larger bodies are cancelled and recorded as too-large (this also bounds decompression
+# bombs: Scrapy checks the inflated size against it).
+DOWNLOAD_MAXSIZE = 8 * 1024 * 1024
+DOWNLOAD_WARNSIZE = 4 * 1024 * 1024
+RETRY_TIMES = 1
+REDIRECT_MAX_TIMES = 5
+# Every status reaches the spider so that 404s and 500s are recorded, not dropped.
+HTTPERROR_ALLOW_ALL = True
+# Proxy variables in the environment would bypass the static resolver and the
+# private-address refusal.
+HTTPPROXY_ENABLED = False
+COOKIES_ENABLED = False
+TELNETCONSOLE_ENABLED = False
+# Scrapy's remote-control extension runs Python code sent to a local HTTP port: nothing a
+# crawler of hostile pages should expose.
+REMOTE_CONTROL_ENABLED = False
+
+# --- name resolution and the host policy ---------------------------------------------
+# A file in /etc/hosts format mapping names to addresses for this crawl only.
+HOSTS_FILE = None
+# Refuse private, loopback and link-local addresses: a crawl of the public web must not
+# be steerable into internal networks. True for local worlds such as the sandbox.
+ALLOW_PRIVATE_ADDRESSES = False
+TWISTED_DNS_RESOLVER = "crawler.resolver.StaticHostsResolver"
+
+# --- links -----------------------------------------------------------------------------
+# Words kept either side of an anchor (Haveliwala, Gionis & Indyk 2000: 8).
+ANCHOR_WINDOW = 8
+
+DOWNLOADER_MIDDLEWARES = {
+    # Before robots.txt (100) so that a refused host is not even asked for robots.txt.
+    "crawler.middlewares.HostPolicyMiddleware": 50,
+}
+ITEM_PIPELINES = {
+    "crawler.pipelines.StorePipeline": 900,
+}
+EXTENSIONS = {
+    "scrapy.extensions.telnet.TelnetConsole": None,
+}
+
+LOG_LEVEL = "INFO"
+FEED_EXPORT_ENCODING = "utf-8"

@@ -1,0 +1,100 @@
+"""SQLAlchemy 2 typed models of the store.
+
+The schema itself is owned by the Alembic migrations in ``alembic/versions``; these
+classes mirror it for queries, and ``tests/test_store.py`` checks that the two agree.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+# SQLite only autoincrements a column declared exactly INTEGER PRIMARY KEY.
+BigId = BigInteger().with_variant(Integer(), "sqlite")
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class CrawlRun(Base):
+    """One invocation of the crawl: when, with which settings, and what it did."""
+
+    __tablename__ = "crawl_runs"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    status: Mapped[str] = mapped_column(String(32))
+    seeds: Mapped[list[str]] = mapped_column(JSON)
+    settings: Mapped[dict[str, Any]] = mapped_column(JSON)
+    stats: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+
+
+class Host(Base):
+    """A host (``name`` is the URL's netloc: hostname, and port when not the default)."""
+
+    __tablename__ = "hosts"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    name: Mapped[str] = mapped_column(String(300), unique=True)
+    hostname: Mapped[str] = mapped_column(String(255))
+    port: Mapped[int | None] = mapped_column(Integer)
+    ip: Mapped[str | None] = mapped_column(String(45), index=True)
+    registrable_domain: Mapped[str | None] = mapped_column(String(255), index=True)
+    first_seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class Page(Base):
+    """A fetched URL and the outcome of fetching it (also failures: ``outcome`` says)."""
+
+    __tablename__ = "pages"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    url: Mapped[str] = mapped_column(Text, unique=True)
+    host_id: Mapped[int] = mapped_column(ForeignKey("hosts.id"), index=True)
+    crawl_run_id: Mapped[int | None] = mapped_column(ForeignKey("crawl_runs.id"), index=True)
+    path: Mapped[str] = mapped_column(Text)
+    depth: Mapped[int] = mapped_column(Integer)
+    status: Mapped[int | None] = mapped_column(Integer)
+    outcome: Mapped[str] = mapped_column(String(32))
+    error: Mapped[str | None] = mapped_column(Text)
+    content_type: Mapped[str | None] = mapped_column(String(255))
+    length: Mapped[int | None] = mapped_column(BigInteger)
+    fetched_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    fingerprint: Mapped[int | None] = mapped_column(BigInteger, index=True)
+    title: Mapped[str | None] = mapped_column(Text)
+    redirect_to: Mapped[str | None] = mapped_column(Text)
+
+
+class Link(Base):
+    """An ``<a href>`` on a page: its target and the words in and around the anchor."""
+
+    __tablename__ = "links"
+    __table_args__ = (
+        UniqueConstraint("source_page_id", "position", name="uq_links_source_position"),
+        Index("ix_links_target_url", "target_url"),
+        Index("ix_links_target_host", "target_host"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    source_page_id: Mapped[int] = mapped_column(ForeignKey("pages.id", ondelete="CASCADE"))
+    position: Mapped[int] = mapped_column(Integer)
+    target_url: Mapped[str] = mapped_column(Text)
+    target_host: Mapped[str | None] = mapped_column(String(300))
+    anchor: Mapped[str] = mapped_column(Text)
+    before: Mapped[str] = mapped_column(Text)
+    after: Mapped[str] = mapped_column(Text)

@@ -1,0 +1,39 @@
+"""Plain records the crawl hands to the store (the store knows nothing of Scrapy)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+
+@dataclass(slots=True)
+class LinkRecord:
+    target_url: str
+    target_host: str | None
+    anchor: str
+    before: str
+    after: str
+
+
+@dataclass(slots=True)
+class PageRecord:
+    """One fetched URL with its outcome; ``links`` replace the page's stored links."""
+
+    url: str
+    host: str
+    hostname: str
+    port: int | None
+    path: str
+    depth: int
+    outcome: str
+    fetched_at: datetime
+    status: int | None = None
+    ip: str | None = None
+    registrable_domain: str | None = None
+    error: str | None = None
+    content_type: str | None = None
+    length: int | None = None
+    fingerprint: int | None = None
+    title: str | None = None
+    redirect_to: str | None = None
+    links: list[LinkRecord] = field(default_factory=list)

@@ -1,0 +1,230 @@
+"""The store: every SQL statement mirrorscope runs against its database.
+
+Writes are batched (one transaction per batch) and idempotent: a page is keyed by its
+URL, so fetching it again updates its row and replaces its links, never duplicates them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+from sqlalchemy import Connection, Engine, delete, func, insert, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import aliased
+
+from storage.db import ensure_schema, make_engine
+from storage.models import CrawlRun, Host, Link, Page
+from storage.records import PageRecord
+
+_IN_CHUNK = 500  # bound parameters per IN (...) list: far below every backend's limit
+_PAGE_COLUMNS = (
+    "host_id", "crawl_run_id", "path", "depth", "status", "outcome", "error", "content_type",
+    "length", "fetched_at", "fingerprint", "title", "redirect_to",
+)
+
+
+def to_signed64(value: int | None) -> int | None:
+    """Unsigned 64-bit fingerprint as the signed BIGINT both backends store."""
+    if value is None:
+        return None
+    return value - (1 << 64) if value >= (1 << 63) else value
+
+
+def from_signed64(value: int | None) -> int | None:
+    if value is None:
+        return None
+    return value + (1 << 64) if value < 0 else value
+
+
+def _chunks(items: Sequence[Any], size: int = _IN_CHUNK) -> Iterable[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class Store:
+    """A database holding mirrorscope's schema, brought to head when opened."""
+
+    def __init__(self, url: str, *, migrate: bool = True) -> None:
+        self.url = url
+        self.engine: Engine = make_engine(url)
+        if migrate:
+            ensure_schema(self.engine)
+        self._host_ids: dict[str, tuple[int, str | None]] = {}
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # -- runs ---------------------------------------------------------------------------
+
+    def start_run(self, seeds: list[str], settings: dict[str, Any]) -> int:
+        with self.engine.begin() as conn:
+            return conn.execute(
+                insert(CrawlRun)
+                .values(started_at=_now(), status="running", seeds=seeds, settings=settings)
+                .returning(CrawlRun.id)
+            ).scalar_one()
+
+    def resume_run(self, run_id: int) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(update(CrawlRun).where(CrawlRun.id == run_id).values(status="running", finished_at=None))
+
+    def run_exists(self, run_id: int) -> bool:
+        with self.engine.connect() as conn:
+            return conn.execute(select(CrawlRun.id).where(CrawlRun.id == run_id)).first() is not None
+
+    def finish_run(self, run_id: int, status: str, stats: dict[str, Any]) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(
+                update(CrawlRun)
+                .where(CrawlRun.id == run_id)
+                .values(finished_at=_now(), status=status, stats=stats)
+            )
+
+    def runs(self) -> list[dict[str, Any]]:
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(CrawlRun).order_by(CrawlRun.id)).mappings().all()
+        return [dict(r) for r in rows]
+
+    # -- writes -------------------------------------------------------------------------
+
+    def write_pages(self, records: Sequence[PageRecord], run_id: int | None) -> None:
+        """Store a batch of fetched pages with their hosts and links, in one transaction."""
+        latest: dict[str, PageRecord] = {r.url: r for r in records}
+        if not latest:
+            return
+        records = list(latest.values())
+        with self.engine.begin() as conn:
+            host_ids = self._upsert_hosts(conn, records)
+            page_ids = self._upsert_pages(conn, records, host_ids, run_id)
+            self._replace_links(conn, records, page_ids)
+
+    def _upsert(self, conn: Connection, table: Any, rows: list[dict[str, Any]], key: str, columns: Sequence[str], keep_old: Sequence[str] = ()) -> None:
+        dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
+        stmt = dialect.insert(table)
+        updates = {c: stmt.excluded[c] for c in columns}
+        for c in keep_old:  # a later fetch that learnt nothing must not erase what is known
+            updates[c] = func.coalesce(stmt.excluded[c], table.c[c])
+        conn.execute(stmt.on_conflict_do_update(index_elements=[key], set_=updates), rows)
+
+    def _upsert_hosts(self, conn: Connection, records: list[PageRecord]) -> dict[str, int]:
+        fresh: dict[str, dict[str, Any]] = {}
+        for r in records:
+            known = self._host_ids.get(r.host)
+            if known is None or (r.ip is not None and known[1] != r.ip):
+                fresh[r.host] = {
+                    "name": r.host, "hostname": r.hostname, "port": r.port, "ip": r.ip,
+                    "registrable_domain": r.registrable_domain, "first_seen_at": _now(),
+                }
+        if fresh:
+            table = Host.__table__
+            self._upsert(conn, table, list(fresh.values()), "name", (), keep_old=("ip", "registrable_domain"))
+            for chunk in _chunks(list(fresh)):
+                for hid, name, ip in conn.execute(select(Host.id, Host.name, Host.ip).where(Host.name.in_(chunk))):
+                    self._host_ids[name] = (hid, ip)
+        return {name: hid for name, (hid, _) in self._host_ids.items()}
+
+    def _upsert_pages(self, conn: Connection, records: list[PageRecord], host_ids: dict[str, int], run_id: int | None) -> dict[str, int]:
+        rows = [
+            {
+                "url": r.url, "host_id": host_ids[r.host], "crawl_run_id": run_id, "path": r.path,
+                "depth": r.depth, "status": r.status, "outcome": r.outcome, "error": r.error,
+                "content_type": r.content_type, "length": r.length, "fetched_at": r.fetched_at,
+                "fingerprint": to_signed64(r.fingerprint), "title": r.title, "redirect_to": r.redirect_to,
+            }
+            for r in records
+        ]
+        self._upsert(conn, Page.__table__, rows, "url", _PAGE_COLUMNS)
+        ids: dict[str, int] = {}
+        for chunk in _chunks([r.url for r in records]):
+            ids.update({url: pid for pid, url in conn.execute(select(Page.id, Page.url).where(Page.url.in_(chunk)))})
+        return ids
+
+    def _replace_links(self, conn: Connection, records: list[PageRecord], page_ids: dict[str, int]) -> None:
+        for chunk in _chunks([page_ids[r.url] for r in records]):
+            conn.execute(delete(Link).where(Link.source_page_id.in_(chunk)))
+        rows = [
+            {
+                "source_page_id": page_ids[r.url], "position": i, "target_url": link.target_url,
+                "target_host": link.target_host, "anchor": link.anchor, "before": link.before,
+                "after": link.after,
+            }
+            for r in records
+            for i, link in enumerate(r.links)
+        ]
+        if rows:
+            conn.execute(insert(Link), rows)
+
+    # -- reads --------------------------------------------------------------------------
+
+    def fetched_urls(self, run_id: int | None = None) -> set[str]:
+        query = select(Page.url)
+        if run_id is not None:
+            query = query.where(Page.crawl_run_id == run_id)
+        with self.engine.connect() as conn:
+            return set(conn.execute(query).scalars())
+
+    def unfetched_targets(self, run_id: int) -> list[tuple[str, int]]:
+        """Link targets found by ``run_id`` that no page row holds yet, with their depth.
+
+        This is the crawl frontier as the store knows it: after a hard kill the crawl
+        resumes from here, so nothing the killed process had queued is lost.
+        """
+        target = aliased(Page)
+        query = (
+            select(Link.target_url, func.min(Page.depth) + 1)
+            .join(Page, Page.id == Link.source_page_id)
+            .outerjoin(target, target.url == Link.target_url)
+            .where(Page.crawl_run_id == run_id, target.id.is_(None))
+            .group_by(Link.target_url)
+            .order_by(func.min(Page.depth), Link.target_url)
+        )
+        with self.engine.connect() as conn:
+            return [(url, depth) for url, depth in conn.execute(query)]
+
+    def pages(self, run_id: int | None = None) -> list[dict[str, Any]]:
+        query = (
+            select(*Page.__table__.c, Host.name.label("host"))
+            .join(Host, Host.id == Page.host_id)
+            .order_by(Page.id)
+        )
+        if run_id is not None:
+            query = query.where(Page.crawl_run_id == run_id)
+        with self.engine.connect() as conn:
+            rows = conn.execute(query).mappings().all()
+        return [dict(r) | {"fingerprint": from_signed64(r["fingerprint"])} for r in rows]
+
+    def hosts(self) -> list[dict[str, Any]]:
+        pages = func.count(Page.id).label("pages")
+        query = (
+            select(Host.name, Host.ip, Host.registrable_domain, pages)
+            .outerjoin(Page, Page.host_id == Host.id)
+            .group_by(Host.id)
+            .order_by(Host.name)
+        )
+        with self.engine.connect() as conn:
+            return [dict(r) for r in conn.execute(query).mappings()]
+
+    def links(self) -> list[dict[str, Any]]:
+        query = (
+            select(Page.url.label("source_url"), Link.position, Link.target_url, Link.target_host, Link.anchor, Link.before, Link.after)
+            .join(Page, Page.id == Link.source_page_id)
+            .order_by(Page.url, Link.position)
+        )
+        with self.engine.connect() as conn:
+            return [dict(r) for r in conn.execute(query).mappings()]
+
+    def summary(self) -> dict[str, Any]:
+        """Counts for the crawl report: hosts, pages by outcome, links, bytes."""
+        with self.engine.connect() as conn:
+            hosts = conn.execute(select(func.count(Host.id))).scalar_one()
+            pages = conn.execute(select(func.count(Page.id))).scalar_one()
+            links = conn.execute(select(func.count(Link.id))).scalar_one()
+            size = conn.execute(select(func.coalesce(func.sum(Page.length), 0))).scalar_one()
+            outcomes = dict(conn.execute(select(Page.outcome, func.count(Page.id)).group_by(Page.outcome)).all())
+        return {"hosts": hosts, "pages": pages, "links": links, "bytes": int(size), "outcomes": outcomes}
