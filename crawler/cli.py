@@ -1,0 +1,276 @@
+"""``mirror-report``: crawl, inspect the store, and run the demo.
+
+    mirror-report [report] [--db URL] [--format table|json|csv] [--output FILE]
+    mirror-report crawl SEEDS [--db URL] [--max-pages N] [--depth-limit N] ...
+    mirror-report demo [--db URL] [--seed N] [--port N]
+    mirror-report db upgrade|current [--db URL]
+
+Bad input (a missing seeds file, a bad database URL, an unknown option) is one line on
+stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from rich.console import Console
+
+from crawler.report import crawl_report, render_csv, render_json, render_table, safe_text
+from storage.db import StoreError, current_revision, head_revision, make_engine, resolve_database_url, upgrade
+from storage.store import Store
+
+COMMANDS = ("report", "crawl", "demo", "db")
+DEMO_DATABASE = "mirrorscope-demo.db"
+
+
+class UsageError(Exception):
+    """Bad command-line input; the message is one line."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def _add_db(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", metavar="URL", help="database URL (default: $DATABASE_URL, else sqlite:///mirrorscope.db)")
+
+
+def _add_output(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    parser.add_argument("--output", metavar="FILE", help="write the report here instead of stdout")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="mirror-report", description="Mirrored hosts, near-duplicate pages and web spam, from a crawl.")
+    commands = parser.add_subparsers(dest="command", parser_class=_Parser)
+
+    report = commands.add_parser("report", help="show what the store holds (the default)")
+    _add_db(report)
+    _add_output(report)
+
+    crawl = commands.add_parser("crawl", help="crawl from seeds into the store")
+    crawl.add_argument("seeds", help="a file of URLs (one per line, # comments) or URL,URL")
+    _add_db(crawl)
+    crawl.add_argument("--max-pages", type=int, help="fetch at most N pages")
+    crawl.add_argument("--depth-limit", type=int, help="follow links at most N hops from the seeds")
+    crawl.add_argument("--allowed-hosts", help="follow links only to these hosts (comma-separated; subdomains included)")
+    crawl.add_argument("--hosts-file", help="a file in /etc/hosts format resolving names for this crawl")
+    crawl.add_argument("--allow-private", action="store_true", help="allow private and loopback addresses (local worlds)")
+    crawl.add_argument("--jobdir", help="keep the crawl's state here so that it can be resumed")
+    crawl.add_argument("-s", dest="settings", action="append", default=[], metavar="NAME=VALUE", help="any Scrapy or mirrorscope setting")
+    crawl.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
+
+    demo = commands.add_parser("demo", help="build the sandbox web, crawl it and report, offline")
+    demo.add_argument("--db", metavar="URL", help=f"database URL (default: a fresh sqlite:///{DEMO_DATABASE})")
+    demo.add_argument("--seed", type=int, default=0, help="seed of the sandbox world")
+    demo.add_argument("--port", type=int, default=0, help="port for the sandbox hosts (0: any free port)")
+    _add_output(demo)
+
+    db = commands.add_parser("db", help="database schema")
+    db.add_argument("action", choices=("upgrade", "current"))
+    _add_db(db)
+    return parser
+
+
+def _scrapy_settings(overrides: dict[str, Any]) -> Any:
+    os.environ.setdefault("SCRAPY_SETTINGS_MODULE", "settings")
+    from scrapy.utils.project import get_project_settings
+
+    settings = get_project_settings()
+    for name, value in overrides.items():
+        if value is not None:
+            settings.set(name, value, priority="cmdline")
+    return settings
+
+
+def run_crawl(spider_args: dict[str, Any], overrides: dict[str, Any]) -> str:
+    """Run the ``web`` spider in this process; returns Scrapy's finish reason."""
+    from scrapy.crawler import CrawlerProcess
+
+    from crawler.spiders.web import CrawlSetupError, check_crawl_input
+
+    settings = _scrapy_settings(overrides)
+    spider_args = {k: v for k, v in spider_args.items() if v is not None}
+    try:
+        check_crawl_input(spider_args, settings)
+    except CrawlSetupError as exc:
+        raise UsageError(str(exc)) from None
+    process = CrawlerProcess(settings)
+    crawler = process.create_crawler("web")
+    process.crawl(crawler, **spider_args)
+    process.start()
+    return str(crawler.stats.get_value("finish_reason") or "failed")
+
+
+def _parse_settings(pairs: Sequence[str]) -> dict[str, str]:
+    settings = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            raise UsageError(f"-s takes NAME=VALUE, not {pair!r}")
+        settings[name] = value
+    return settings
+
+
+def cmd_crawl(args: argparse.Namespace) -> int:
+    overrides: dict[str, Any] = {
+        "DATABASE_URL": args.db,
+        "DEPTH_LIMIT": args.depth_limit,
+        "HOSTS_FILE": args.hosts_file,
+        "ALLOW_PRIVATE_ADDRESSES": True if args.allow_private else None,
+        "JOBDIR": args.jobdir,
+        "LOG_LEVEL": args.log_level,
+    }
+    overrides.update(_parse_settings(args.settings))
+    reason = run_crawl({"seeds": args.seeds, "max_pages": args.max_pages, "allowed_hosts": args.allowed_hosts}, overrides)
+    return 0 if reason in ("finished", "closespider_pagecount") else 1
+
+
+def _open_store(url: str | None) -> Store:
+    try:
+        return Store(resolve_database_url(url))
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _emit(report: dict[str, Any], fmt: str, output: str | None) -> None:
+    if fmt == "json":
+        text = render_json(report)
+    elif fmt == "csv":
+        text = render_csv(report)
+    elif output:
+        with open(output, "w", encoding="utf-8") as handle:
+            render_table(report, Console(file=handle, width=120))
+        return
+    else:
+        render_table(report, Console())
+        return
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+
+
+def build_report(store: Store) -> dict[str, Any]:
+    return crawl_report(store.summary(), store.hosts(), store.runs())
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    store = _open_store(args.db)
+    try:
+        _emit(build_report(store), args.format, args.output)
+    finally:
+        store.close()
+    return 0
+
+
+def cmd_db(args: argparse.Namespace) -> int:
+    try:
+        engine = make_engine(resolve_database_url(args.db))
+        if args.action == "upgrade":
+            upgrade(engine)
+        print(f"{engine.url.render_as_string(hide_password=True)}: at revision {current_revision(engine)} (head {head_revision()})")
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
+    except Exception as exc:  # the driver's own connection errors
+        raise UsageError(f"cannot open database: {str(exc).splitlines()[0]}") from None
+    return 0
+
+
+def _start_sandbox(seed: int, port: int, workdir: Path) -> tuple[subprocess.Popen, list[str]]:
+    """The sandbox in a process of its own (the crawl keeps this one's core)."""
+    command = [sys.executable, "-m", "crawler.sandbox", "--seed", str(seed), "--port", str(port), "--out", str(workdir)]
+    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    seeds_file = workdir / "seeds.txt"
+    deadline = time.monotonic() + 60
+    while not seeds_file.exists():
+        if server.poll() is not None:
+            raise UsageError(f"the sandbox did not start: {(server.stderr.read() or '').strip().splitlines()[-1:]}")
+        if time.monotonic() > deadline:
+            server.kill()
+            raise UsageError("the sandbox did not start within 60 s")
+        time.sleep(0.05)
+    return server, [line.strip() for line in seeds_file.read_text().splitlines() if line.strip()]
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    import json
+
+    console = Console(stderr=True)
+    url = args.db or f"sqlite:///{DEMO_DATABASE}"
+    if not args.db:
+        for suffix in ("", "-wal", "-shm"):
+            Path(DEMO_DATABASE + suffix).unlink(missing_ok=True)
+    with tempfile.TemporaryDirectory(prefix="mirrorscope-demo-") as tmp:
+        workdir = Path(tmp)
+        server, seeds = _start_sandbox(args.seed, args.port, workdir)
+        try:
+            console.print(f"sandbox: {len(seeds)} seed(s), hosts in {workdir / 'hosts'}; crawling into {url}")
+            started = time.monotonic()
+            reason = run_crawl(
+                {"seeds": str(workdir / "seeds.txt")},
+                {"DATABASE_URL": url, "HOSTS_FILE": str(workdir / "hosts"), "ALLOW_PRIVATE_ADDRESSES": True, "LOG_LEVEL": "WARNING"},
+            )
+            elapsed = time.monotonic() - started
+            truth = json.loads((workdir / "truth.json").read_text())
+        finally:
+            server.terminate()
+            try:
+                server.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
+    store = _open_store(url)
+    try:
+        report = build_report(store)
+        stored = {p["url"] for p in store.pages()}
+    finally:
+        store.close()
+    expected = set(truth["pages"])
+    report["sandbox"] = {
+        "seed": args.seed,
+        "crawl_seconds": round(elapsed, 2),
+        "finish_reason": reason,
+        "reachable_pages": len(expected),
+        "reachable_pages_stored": len(expected & stored),
+        "missing": sorted(expected - stored)[:20],
+    }
+    _emit(report, args.format, args.output)
+    if args.format == "table":
+        sandbox = report["sandbox"]
+        console.print(
+            f"ground truth: {sandbox['reachable_pages_stored']} of {sandbox['reachable_pages']} reachable URLs stored; "
+            f"crawl took {sandbox['crawl_seconds']} s ({safe_text(reason)})"
+        )
+        for missing in sandbox["missing"]:
+            console.print(f"  missing: {safe_text(missing)}", markup=False)
+    return 0 if reason == "finished" else 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help")):
+        argv.insert(0, "report")
+    handlers = {"report": cmd_report, "crawl": cmd_crawl, "demo": cmd_demo, "db": cmd_db}
+    try:
+        args = build_parser().parse_args(argv)
+        return handlers[args.command](args)
+    except UsageError as exc:
+        print(f"mirror-report: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("mirror-report: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

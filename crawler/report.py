@@ -1,0 +1,106 @@
+"""Formatting what the store holds: terminal tables, JSON and CSV.
+
+Every crawled string (host names, URLs, titles) is escaped on the way out: control
+characters are shown as ``\\xNN`` so a page cannot drive the user's terminal, rich markup
+is never interpreted, and CSV cells that a spreadsheet would run as formulas are quoted.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from datetime import datetime
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def safe_text(value: Any) -> str:
+    """``value`` as text with control and bidi-override characters made visible."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", str(value))
+
+
+def safe_cell(value: Any) -> str:
+    """A CSV cell that no spreadsheet will evaluate."""
+    text = safe_text(value)
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
+def _duration(run: dict[str, Any]) -> float | None:
+    start, end = run.get("started_at"), run.get("finished_at")
+    if isinstance(start, datetime) and isinstance(end, datetime):
+        return (end - start).total_seconds()
+    return None
+
+
+def crawl_report(summary: dict[str, Any], hosts: list[dict[str, Any]], runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The report as one JSON-able dict (the contract documented in the README)."""
+    last = runs[-1] if runs else {}
+    return {
+        "crawl": {
+            "runs": len(runs),
+            "last_run": {
+                "id": last.get("id"),
+                "status": last.get("status"),
+                "started_at": last["started_at"].isoformat() if last.get("started_at") else None,
+                "finished_at": last["finished_at"].isoformat() if last.get("finished_at") else None,
+                "seconds": _duration(last),
+                "seeds": last.get("seeds", []),
+            },
+            "hosts": summary["hosts"],
+            "pages": summary["pages"],
+            "links": summary["links"],
+            "bytes": summary["bytes"],
+            "outcomes": summary["outcomes"],
+        },
+        "hosts": [
+            {"host": h["name"], "ip": h["ip"], "registrable_domain": h["registrable_domain"], "pages": h["pages"]}
+            for h in hosts
+        ],
+    }
+
+
+def render_json(report: dict[str, Any]) -> str:
+    return json.dumps(report, indent=2, sort_keys=False, ensure_ascii=True) + "\n"
+
+
+def render_csv(report: dict[str, Any]) -> str:
+    """One row per host: the table a spreadsheet user wants."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["host", "ip", "registrable_domain", "pages"])
+    for h in report["hosts"]:
+        writer.writerow([safe_cell(h["host"]), safe_cell(h["ip"] or ""), safe_cell(h["registrable_domain"] or ""), h["pages"]])
+    return out.getvalue()
+
+
+def render_table(report: dict[str, Any], console: Console) -> None:
+    crawl = report["crawl"]
+    last = crawl["last_run"]
+    seconds = f"{last['seconds']:.1f} s" if last["seconds"] is not None else "-"
+    console.print(
+        Text(
+            f"{crawl['hosts']} hosts, {crawl['pages']} pages, {crawl['links']} links, "
+            f"{crawl['bytes']:,} bytes; last run {safe_text(last['status'])} in {seconds}"
+        )
+    )
+    outcomes = Table(title="Pages by outcome", title_justify="left")
+    outcomes.add_column("outcome")
+    outcomes.add_column("pages", justify="right")
+    for name, count in sorted(crawl["outcomes"].items(), key=lambda kv: (-kv[1], kv[0])):
+        outcomes.add_row(Text(safe_text(name)), str(count))
+    console.print(outcomes)
+    hosts = Table(title="Hosts", title_justify="left")
+    for column in ("host", "ip", "registrable domain"):
+        hosts.add_column(column)
+    hosts.add_column("pages", justify="right")
+    for h in report["hosts"]:
+        hosts.add_row(Text(safe_text(h["host"])), Text(safe_text(h["ip"] or "-")), Text(safe_text(h["registrable_domain"] or "-")), str(h["pages"]))
+    console.print(hosts)

@@ -1,0 +1,66 @@
+"""Shared fixtures: a real SQLite file and a real PostgreSQL schema, and the sandbox."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PG_HOST, PG_PORT, PG_DB = "127.0.0.1", 5432, os.environ.get("MIRRORSCOPE_TEST_PG_DB", "test")
+
+
+def _postgres_answers() -> bool:
+    try:
+        with socket.create_connection((PG_HOST, PG_PORT), timeout=2):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'store.db'}"
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A fresh schema in the real PostgreSQL, dropped afterwards."""
+    if not _postgres_answers():
+        pytest.skip(f"no PostgreSQL server answers at {PG_HOST}:{PG_PORT}")
+    import psycopg
+
+    schema = f"ms_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(host=PG_HOST, port=PG_PORT, dbname=PG_DB, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{schema}"')
+    try:
+        yield f"postgresql+psycopg://{PG_HOST}:{PG_PORT}/{PG_DB}?options=-csearch_path%3D{schema}"
+    finally:
+        with psycopg.connect(host=PG_HOST, port=PG_PORT, dbname=PG_DB, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def db_url(request: pytest.FixtureRequest) -> str:
+    """Each store test runs on SQLite and on the real PostgreSQL."""
+    return request.getfixturevalue(f"{request.param}_url")
+
+
+def run_cli(*args: str, timeout: float = 240, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run a command of the project (``scrapy`` or ``mirror-report``) from the checkout."""
+    full_env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"} | (env or {})
+    return subprocess.run(args, cwd=ROOT, env=full_env, capture_output=True, text=True, timeout=timeout)
+
+
+def scrapy_crawl(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
+    return run_cli(sys.executable, "-m", "scrapy", "crawl", "web", *args, timeout=timeout)
+
+
+def mirror_report(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
+    return run_cli(sys.executable, "-m", "crawler.cli", *args, timeout=timeout)

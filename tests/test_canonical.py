@@ -1,0 +1,46 @@
+"""The canonical form: tokens, title, anchors and their word windows."""
+
+from __future__ import annotations
+
+from detectors.canonical import canonical_document, canonical_tokens, content_bag, tokenize
+
+
+def test_markup_scripts_and_comments_are_dropped_entities_decoded() -> None:
+    html = """<html><head><title>T&eacute;st</title><style>p{}</style><script>var x = "no";</script></head>
+    <body><!-- hidden comment --><noscript>nojs</noscript><template><p>tpl</p></template>
+    <p>Caf&eacute; &amp; Cr&egrave;me</p></body></html>"""
+    assert canonical_tokens(html) == ["tést", "café", "crème"]
+
+
+def test_nfkc_lowercase_and_inline_elements_do_not_split_words() -> None:
+    assert canonical_tokens("<p>The ﬁrst WO<b>RD</b></p><p>next</p>") == ["the", "first", "word", "next"]
+    assert canonical_tokens("<div>one</div><div>two</div>") == ["one", "two"]
+
+
+def test_anchor_windows_at_the_edges_and_nested_markup() -> None:
+    words = " ".join(f"w{i}" for i in range(20))
+    html = f'<a href="/first">Start <em>here</em></a> {words} <a href="/img"><img alt="Logo Mark"></a> <a href="/empty"></a>{words} <a href="/last">end</a>'
+    doc = canonical_document(html)
+    first, image, empty, last = doc.anchors
+    assert (first.href, doc.anchor_text(first), doc.window_before(first)) == ("/first", "start here", "")
+    assert doc.window_after(first) == "w0 w1 w2 w3 w4 w5 w6 w7"
+    assert doc.anchor_text(image) == "logo mark"
+    assert doc.window_before(image) == "w12 w13 w14 w15 w16 w17 w18 w19"
+    assert doc.anchor_text(empty) == "" and doc.window_after(empty, 2) == "w0 w1"
+    assert doc.anchor_text(last) == "end" and doc.window_after(last) == ""
+
+
+def test_title_base_and_meta_refresh() -> None:
+    doc = canonical_document('<head><title>  A\n title </title><base href="http://b.test/x/"><meta http-equiv="Refresh" content="0; url=/go"></head>')
+    assert (doc.title, doc.base_href, doc.meta_refresh) == ("A title", "http://b.test/x/", "0; url=/go")
+
+
+def test_hostile_documents_give_a_defined_result() -> None:
+    for html in ["", "   ", b"\x00\x01\x02\xff\xfe", "<<<>>>", "<script>only()</script>", "<p>" * 5000 + "deep", "\ud800 lone surrogate"]:
+        doc = canonical_document(html)
+        assert isinstance(doc.tokens, list)
+    assert canonical_tokens("word " * 200_000)[:2] == ["word", "word"]
+
+
+def test_content_bag_drops_stopwords() -> None:
+    assert content_bag(tokenize("The cat and a dog of Rome")) == ["cat", "dog", "rome"]

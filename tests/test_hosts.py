@@ -1,0 +1,80 @@
+"""URLs, host keys, hosts files, private addresses and the resolver, without network."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from twisted.internet.error import DNSLookupError
+
+from crawler.hosts import HostsFileError, host_key, is_private_address, normalize_url, read_hosts_file, registrable_domain
+from crawler.resolver import StaticHostsResolver
+
+
+@pytest.mark.parametrize(
+    "base, href, expected",
+    [
+        ("http://a.test/x/y.html", "../z.html#frag", "http://a.test/z.html"),
+        ("http://a.test/x/", "?q=1", "http://a.test/x/?q=1"),
+        ("http://a.test/", "HTTP://B.Test:80/P", "http://b.test/P"),
+        ("https://a.test/", "//c.test:443", "https://c.test/"),
+        ("http://a.test:8080/", "/p", "http://a.test:8080/p"),
+        ("http://a.test/", "mailto:x@y", None),
+        ("http://a.test/", "javascript:void(0)", None),
+        ("http://a.test/", "ftp://a.test/f", None),
+        ("http://a.test/", "http://[::1", None),
+        ("http://a.test/", "   ", None),
+        ("", "http://a.test", "http://a.test/"),
+    ],
+)
+def test_normalize_url(base: str, href: str, expected: str | None) -> None:
+    assert normalize_url(base, href) == expected
+
+
+def test_long_urls_are_not_crawlable() -> None:
+    assert normalize_url("http://a.test/", "/" + "x" * 3000) is None
+    assert normalize_url("http://a.test/", "/" + "x" * 3000, max_length=10_000) is not None
+
+
+def test_host_key_keeps_only_non_default_ports() -> None:
+    assert host_key("http://A.test:80/x") == "a.test"
+    assert host_key("https://a.test:8443/") == "a.test:8443"
+    assert host_key("not a url") is None
+
+
+def test_registrable_domain_uses_the_bundled_suffix_list() -> None:
+    assert registrable_domain("docs.python.org") == "python.org"
+    assert registrable_domain("www.bbc.co.uk") == "bbc.co.uk"
+    assert registrable_domain("127.0.1.2") == "127.0.1.2"
+
+
+@pytest.mark.parametrize("address, private", [("127.0.1.5", True), ("10.1.2.3", True), ("192.168.0.1", True), ("169.254.1.1", True), ("::1", True), ("0.0.0.0", True), ("93.184.216.34", False), ("2606:4700::1111", False)])
+def test_private_addresses(address: str, private: bool) -> None:
+    assert is_private_address(address) is private
+
+
+def test_hosts_file(tmp_path: Path) -> None:
+    path = tmp_path / "hosts"
+    path.write_text("# comment\n127.0.1.1 a.test A2.test  # trailing\n\n127.0.1.2 b.test\n127.0.1.3 a.test\n")
+    assert read_hosts_file(path) == {"a.test": "127.0.1.1", "a2.test": "127.0.1.1", "b.test": "127.0.1.2"}
+    path.write_text("not-an-ip a.test\n")
+    with pytest.raises(HostsFileError, match="hosts:1"):
+        read_hosts_file(path)
+    with pytest.raises(HostsFileError, match="cannot read"):
+        read_hosts_file(tmp_path / "missing")
+
+
+def _resolve(resolver: StaticHostsResolver, name: str):
+    results: list = []
+    resolver.getHostByName(name).addBoth(results.append)
+    return results[0]
+
+
+def test_resolver_maps_names_and_refuses_private_addresses() -> None:
+    hosts = {"a.test": "127.0.1.1", "pub.test": "93.184.216.34"}
+    allowing = StaticHostsResolver(None, 0, 5.0, hosts, allow_private=True)
+    assert _resolve(allowing, "A.test") == "127.0.1.1"
+    refusing = StaticHostsResolver(None, 0, 5.0, hosts, allow_private=False)
+    assert _resolve(refusing, "pub.test") == "93.184.216.34"
+    failure = _resolve(refusing, "a.test")
+    assert failure.check(DNSLookupError) and "refused private address" in str(failure.value)

@@ -1,0 +1,120 @@
+"""The store on SQLite and on the real PostgreSQL: migrations, idempotent batched writes."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import func, inspect, select
+
+from storage.db import StoreError, current_revision, downgrade, head_revision, make_engine, upgrade
+from storage.models import Base, Link, Page
+from storage.records import LinkRecord, PageRecord
+from storage.store import Store, from_signed64, to_signed64
+
+
+def page(url: str, depth: int = 0, links: tuple[str, ...] = (), **fields) -> PageRecord:
+    host = url.split("/")[2]
+    return PageRecord(
+        url=url, host=host, hostname=host.split(":")[0], port=None, path="/" + url.split("/", 3)[-1],
+        depth=depth, outcome=fields.pop("outcome", "ok"), fetched_at=datetime.now(timezone.utc),
+        status=200, ip=fields.pop("ip", "127.0.1.1"),
+        links=[LinkRecord(t, t.split("/")[2], f"anchor {i}", "before words", "after words") for i, t in enumerate(links)],
+        **fields,
+    )
+
+
+def test_fresh_database_is_brought_to_head_and_matches_the_models(db_url: str) -> None:
+    store = Store(db_url)
+    assert current_revision(store.engine) == head_revision()
+    with store.engine.connect() as conn:
+        diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
+    # Types SQLite reports differently are not drift; missing tables, columns or indexes are.
+    structural = [d for d in diff if not (isinstance(d, list) and d and d[0][0] == "modify_type")]
+    assert structural == []
+    store.close()
+
+
+def test_downgrade_and_upgrade_again(db_url: str) -> None:
+    engine = make_engine(db_url)
+    upgrade(engine)
+    assert {"pages", "links", "hosts", "crawl_runs"} <= set(inspect(engine).get_table_names())
+    downgrade(engine, "base")
+    assert "pages" not in inspect(engine).get_table_names()
+    upgrade(engine)
+    assert current_revision(engine) == head_revision()
+    engine.dispose()
+
+
+def test_writes_are_idempotent_and_links_are_replaced(db_url: str) -> None:
+    store = Store(db_url)
+    run = store.start_run(["http://a.test/"], {"x": 1})
+    first = [page("http://a.test/", links=("http://a.test/1", "http://b.test/2")), page("http://a.test/1", 1)]
+    store.write_pages(first, run)
+    store.write_pages(first, run)
+    assert store.summary()["pages"] == 2 and store.summary()["links"] == 2
+    ids = {p["url"]: p["id"] for p in store.pages()}
+    # A re-crawl that finds other links updates the row in place and replaces its links.
+    store.write_pages([page("http://a.test/", links=("http://c.test/3",), title="new")], run)
+    after = {p["url"]: p for p in store.pages()}
+    assert {u: p["id"] for u, p in after.items()} == ids
+    assert after["http://a.test/"]["title"] == "new"
+    assert [l["target_url"] for l in store.links()] == ["http://c.test/3"]
+    store.close()
+
+
+def test_a_batch_may_name_a_url_twice(db_url: str) -> None:
+    store = Store(db_url)
+    run = store.start_run([], {})
+    store.write_pages([page("http://a.test/", title="old"), page("http://a.test/", title="new")], run)
+    rows = store.pages()
+    assert len(rows) == 1 and rows[0]["title"] == "new"
+    store.close()
+
+
+def test_unfetched_targets_are_the_frontier(db_url: str) -> None:
+    store = Store(db_url)
+    run = store.start_run([], {})
+    store.write_pages([page("http://a.test/", 0, ("http://a.test/1", "http://a.test/2")), page("http://a.test/1", 1, ("http://a.test/3", "http://a.test/2"))], run)
+    assert store.unfetched_targets(run) == [("http://a.test/2", 1), ("http://a.test/3", 2)]
+    assert store.fetched_urls(run) == {"http://a.test/", "http://a.test/1"}
+    store.close()
+
+
+def test_fingerprints_keep_all_64_bits(db_url: str) -> None:
+    store = Store(db_url)
+    run = store.start_run([], {})
+    values = [0, 1, (1 << 63) - 1, 1 << 63, (1 << 64) - 1]
+    store.write_pages([page(f"http://a.test/{v}", fingerprint=v) for v in values], run)
+    assert sorted(p["fingerprint"] for p in store.pages()) == sorted(values)
+    with store.engine.connect() as conn:
+        assert conn.execute(select(func.count()).select_from(Page)).scalar_one() == 5
+        assert conn.execute(select(func.count()).select_from(Link)).scalar_one() == 0
+    store.close()
+    assert all(from_signed64(to_signed64(v)) == v for v in values)
+
+
+def test_host_ip_is_kept_when_a_later_fetch_has_none(db_url: str) -> None:
+    store = Store(db_url)
+    run = store.start_run([], {})
+    store.write_pages([page("http://a.test/")], run)
+    Store(db_url).write_pages([page("http://a.test/x", ip=None)], run)
+    assert [h["ip"] for h in store.hosts()] == ["127.0.1.1"]
+    store.close()
+
+
+@pytest.mark.parametrize(
+    "url, message",
+    [
+        ("nope", "bad database URL"),
+        ("mysql://x/y", "unsupported database"),
+        ("sqlite:////no/such/dir/x.db", "does not exist"),
+        ("postgresql+psycopg://127.0.0.1:1/x", "cannot open database"),
+    ],
+)
+def test_bad_database_urls_give_one_line_errors(url: str, message: str) -> None:
+    with pytest.raises(StoreError) as err:
+        Store(url)
+    assert message in str(err.value) and "\n" not in str(err.value)
