@@ -12,6 +12,7 @@ stderr and exit status 2.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import subprocess
 import sys
@@ -92,7 +93,15 @@ def _scrapy_settings(overrides: dict[str, Any]) -> Any:
     return settings
 
 
-def run_crawl(spider_args: dict[str, Any], overrides: dict[str, Any]) -> str:
+# Loggers that report one hostile page each; the report lists every outcome anyway.
+_PER_PAGE_LOGGERS = (
+    "scrapy.downloadermiddlewares.retry",
+    "scrapy.downloadermiddlewares.httpcompression",
+    "scrapy.core.downloader.handlers.http11",
+)
+
+
+def run_crawl(spider_args: dict[str, Any], overrides: dict[str, Any], quiet: bool = False) -> str:
     """Run the ``web`` spider in this process; returns Scrapy's finish reason."""
     from scrapy.crawler import CrawlerProcess
 
@@ -105,6 +114,9 @@ def run_crawl(spider_args: dict[str, Any], overrides: dict[str, Any]) -> str:
     except CrawlSetupError as exc:
         raise UsageError(str(exc)) from None
     process = CrawlerProcess(settings)
+    if quiet:
+        for name in _PER_PAGE_LOGGERS:
+            logging.getLogger(name).setLevel(logging.CRITICAL)
     crawler = process.create_crawler("web")
     process.crawl(crawler, **spider_args)
     process.start()
@@ -192,7 +204,8 @@ def _start_sandbox(seed: int, port: int, workdir: Path) -> tuple[subprocess.Pope
     server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     seeds_file = workdir / "seeds.txt"
     deadline = time.monotonic() + 60
-    while not seeds_file.exists():
+    # truth.json is written last, once every socket listens.
+    while not (workdir / "truth.json").exists():
         if server.poll() is not None:
             raise UsageError(f"the sandbox did not start: {(server.stderr.read() or '').strip().splitlines()[-1:]}")
         if time.monotonic() > deadline:
@@ -219,6 +232,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             reason = run_crawl(
                 {"seeds": str(workdir / "seeds.txt")},
                 {"DATABASE_URL": url, "HOSTS_FILE": str(workdir / "hosts"), "ALLOW_PRIVATE_ADDRESSES": True, "LOG_LEVEL": "WARNING"},
+                quiet=True,
             )
             elapsed = time.monotonic() - started
             truth = json.loads((workdir / "truth.json").read_text())

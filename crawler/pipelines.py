@@ -69,7 +69,7 @@ class StorePipeline:
         d.addBoth(self._forget, d)
 
     def _written(self, _: Any, count: int) -> None:
-        self.stats.inc_value("mirrorscope/pages_stored", count)
+        self.stats.inc_value("mirrorscope/page_writes", count)
 
     def _failed(self, failure: Any, count: int) -> None:
         self.stats.inc_value("mirrorscope/store_errors")

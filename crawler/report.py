@@ -99,7 +99,7 @@ def render_table(report: dict[str, Any], console: Console) -> None:
     console.print(outcomes)
     hosts = Table(title="Hosts", title_justify="left")
     for column in ("host", "ip", "registrable domain"):
-        hosts.add_column(column)
+        hosts.add_column(column, overflow="fold")
     hosts.add_column("pages", justify="right")
     for h in report["hosts"]:
         hosts.add_row(Text(safe_text(h["host"])), Text(safe_text(h["ip"] or "-")), Text(safe_text(h["registrable_domain"] or "-")), str(h["pages"]))

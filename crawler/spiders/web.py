@@ -21,7 +21,15 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from scrapy import Request, Spider
-from scrapy.exceptions import IgnoreRequest
+from scrapy.exceptions import (
+    CannotResolveHostError,
+    DownloadCancelledError,
+    DownloadConnectionRefusedError,
+    DownloadFailedError,
+    DownloadTimeoutError,
+    IgnoreRequest,
+    ResponseDataLossError,
+)
 from scrapy.http import Response, TextResponse
 from scrapy.utils.job import job_dir
 from twisted.internet.error import (
@@ -116,13 +124,26 @@ def check_crawl_input(arguments: dict[str, Any], settings: Any) -> None:
         raise CrawlSetupError(str(exc)) from None
 
 
+_CONTROL_BYTES = bytes([*range(0, 9), *range(14, 32)])
+_FAILURES: tuple[tuple[tuple[type[BaseException], ...], str], ...] = (
+    ((DownloadTimeoutError, TimeoutError, TCPTimedOutError), "timeout"),
+    ((DownloadConnectionRefusedError, ConnectionRefusedError), "connection-refused"),
+    ((CannotResolveHostError, DNSLookupError), "dns-error"),
+    ((DownloadCancelledError,), "cancelled"),
+    ((DownloadFailedError, ResponseDataLossError, ConnectionLost, ResponseFailed, ResponseNeverReceived), "connection-lost"),
+)
+
+
 def _looks_binary(body: bytes) -> bool:
-    """True for bodies no HTML page has: NULs or many control bytes (UTF-16 aside)."""
+    """True for bodies no HTML page has: many control bytes (a stray NUL in text is not).
+
+    Random bytes are about 10% control bytes; text, even broken text, almost none.
+    """
     head = body[:4096]
     if head.startswith((b"\xff\xfe", b"\xfe\xff")):
         return False
-    controls = sum(head.count(bytes([c])) for c in (0, 1, 2, 3, 4, 5, 6, 7, 8, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31))
-    return b"\x00" in head or controls > len(head) * 0.05
+    controls = len(head) - len(head.translate(None, _CONTROL_BYTES))
+    return controls > len(head) * 0.05
 
 
 def body_fingerprint(body: bytes) -> int:
@@ -136,22 +157,19 @@ def classify_failure(failure: Failure) -> tuple[str, str]:
     message = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:500]
     if isinstance(exc, RefusedRequest):
         return exc.outcome, message
-    if isinstance(exc, DNSLookupError):
-        return ("refused-private" if REFUSED in message else "dns-error"), message
+    if REFUSED in message:
+        return "refused-private", message
+    if "DOWNLOAD_MAXSIZE" in message or "download max size" in message:
+        return "too-large", message
     if isinstance(exc, IgnoreRequest):
         if "robots.txt" in message:
             return "robots", message
         if "redirect" in message.lower():
             return "redirect-loop", message
         return "ignored", message
-    if isinstance(exc, (TimeoutError, TCPTimedOutError)):
-        return "timeout", message
-    if isinstance(exc, ConnectionRefusedError):
-        return "connection-refused", message
-    if "maxsize" in message or "Cancelling download" in message or "larger than" in message:
-        return "too-large", message
-    if isinstance(exc, (ConnectionLost, ResponseFailed, ResponseNeverReceived)):
-        return "connection-lost", message
+    for kinds, outcome in _FAILURES:
+        if isinstance(exc, kinds):
+            return outcome, message
     return "error", f"{type(exc).__name__}: {message}"
 
 
@@ -239,7 +257,10 @@ class WebSpider(Spider):
             return None
         self.seen.add(url)
         self.scheduled += 1
-        return Request(url, callback=self.parse, errback=self.failed, priority=-depth, meta={"depth": depth})
+        # The spider's own seen-set has de-duplicated already; skipping Scrapy's filter saves
+        # a fingerprint per request and lets a redirect loop run into REDIRECT_MAX_TIMES
+        # (recorded) instead of vanishing silently in the filter.
+        return Request(url, callback=self.parse, errback=self.failed, priority=-depth, meta={"depth": depth}, dont_filter=True)
 
     # -- responses --------------------------------------------------------------------
 
@@ -310,7 +331,10 @@ class WebSpider(Spider):
     def failed(self, failure: Failure) -> Iterator[PageRecord]:
         request = failure.request  # type: ignore[attr-defined]
         outcome, error = classify_failure(failure)
-        url = normalize_url("", request.url) or request.url
-        logger.info("%s: %s (%s)", url, outcome, error)
-        self.crawler.stats.inc_value(f"mirrorscope/outcome/{outcome}")
-        yield self._record(url, request.meta.get("depth", 0), outcome, error=error)
+        # A redirect chain that ended in failure: every URL of it gets the outcome.
+        for url in [*request.meta.get("redirect_urls", []), request.url]:
+            url = normalize_url("", url) or url
+            logger.info("%s: %s (%s)", url, outcome, error)
+            self.crawler.stats.inc_value(f"mirrorscope/outcome/{outcome}")
+            self.seen.add(url)
+            yield self._record(url, request.meta.get("depth", 0), outcome, error=error)

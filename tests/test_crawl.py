@@ -1,0 +1,221 @@
+"""End-to-end crawls of the sandbox by `scrapy crawl web` in a subprocess, on real sockets."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+
+from crawler.sandbox import SandboxServer, build_world
+from storage.store import Store
+from tests.conftest import ROOT, mirror_report, scrapy_crawl
+
+# The sandbox's names for outcomes the crawler names differently.
+TRUTH_OUTCOME = {"garbage": "binary", "reset": "connection-lost"}
+
+
+class Sandbox:
+    def __init__(self, tmp: Path, latency: float = 0.0, hostile: bool = True):
+        self.world = build_world(0, hostile=hostile)
+        self.server = SandboxServer(self.world, port=0, latency=latency).start()
+        self.truth = self.world.ground_truth(self.server.port)
+        self.hosts_file = tmp / "hosts"
+        self.hosts_file.write_text(self.world.hosts_file_text())
+        self.seeds_file = tmp / "seeds.txt"
+        self.seeds_file.write_text("\n".join(self.truth["seeds"]) + "\n")
+
+    def crawl_args(self, db_url: str, *extra: str) -> list[str]:
+        return ["-a", f"seeds={self.seeds_file}", "-s", f"HOSTS_FILE={self.hosts_file}", "-s", "ALLOW_PRIVATE_ADDRESSES=True",
+                "-s", f"DATABASE_URL={db_url}", "-s", "LOG_LEVEL=WARNING", *extra]
+
+    def expected_urls(self) -> set[str]:
+        return set(self.truth["pages"]) | set(self.truth["robots_disallowed"])
+
+
+@pytest.fixture(scope="module")
+def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
+    box = Sandbox(tmp_path_factory.mktemp("sandbox"))
+    yield box
+    box.server.stop()
+
+
+@pytest.fixture
+def slow_sandbox(tmp_path: Path) -> Iterator[Sandbox]:
+    box = Sandbox(tmp_path, latency=0.03, hostile=False)
+    yield box
+    box.server.stop()
+
+
+def crawl(box: Sandbox, db_url: str, *extra: str) -> subprocess.CompletedProcess:
+    result = scrapy_crawl(*box.crawl_args(db_url, *extra))
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result
+
+
+def test_crawl_stores_every_reachable_page_once_with_its_links_and_outcome(sandbox: Sandbox, db_url: str) -> None:
+    crawl(sandbox, db_url)
+    store = Store(db_url)
+    pages = store.pages()
+    urls = [p["url"] for p in pages]
+    assert len(urls) == len(set(urls))
+    assert set(urls) == sandbox.expected_urls()
+    outcomes = {p["url"]: p["outcome"] for p in pages}
+    for url, expected in sandbox.truth["hostile"].items():
+        assert outcomes[url] == TRUTH_OUTCOME.get(expected, expected), url
+    edges = {(l["source_url"], l["target_url"]) for l in store.links()}
+    assert edges == {tuple(e) for e in sandbox.truth["edges"]}
+    hosts = {h["name"].split(":")[0]: h for h in store.hosts()}
+    for name, info in sandbox.truth["hosts"].items():
+        assert hosts[name]["ip"] == info["ip"]
+    (run,) = store.runs()
+    assert run["status"] == "finished" and run["stats"]["mirrorscope/page_writes"] >= len(urls)
+    store.close()
+
+
+def test_links_keep_anchor_text_and_word_windows(sandbox: Sandbox, sqlite_url: str) -> None:
+    crawl(sandbox, sqlite_url, "-s", "ANCHOR_WINDOW=3")
+    store = Store(sqlite_url)
+    links = store.links()
+    assert links and all(len(l["before"].split()) <= 3 and len(l["after"].split()) <= 3 for l in links)
+    assert sum(1 for l in links if l["anchor"] and l["before"] and l["after"]) > len(links) / 2
+    store.close()
+
+
+def test_recrawl_updates_rows_and_never_duplicates_them(sandbox: Sandbox, sqlite_url: str) -> None:
+    crawl(sandbox, sqlite_url)
+    store = Store(sqlite_url)
+    before = {p["url"]: p["id"] for p in store.pages()}
+    links_before = store.summary()["links"]
+    crawl(sandbox, sqlite_url)
+    after = {p["url"]: p["id"] for p in store.pages()}
+    assert after == before
+    assert store.summary()["links"] == links_before
+    assert len(store.runs()) == 2
+    store.close()
+
+
+def test_order_is_breadth_first(sandbox: Sandbox, sqlite_url: str) -> None:
+    sandbox.server.reset_stats()
+    # One request at a time makes the order strict (with more in flight it is loose).
+    crawl(sandbox, sqlite_url, "-s", "CONCURRENT_REQUESTS=1", "-s", "AUTOTHROTTLE_ENABLED=False")
+    store = Store(sqlite_url)
+    depth = {p["url"]: p["depth"] for p in store.pages()}
+    store.close()
+    port = sandbox.server.port
+    fetched = [f"http://{host}:{port}{path}" for _, host, path in sandbox.server.request_log() if path != "/robots.txt"]
+    depths = [depth[u] for u in fetched if u in depth]
+    assert len(depths) > 300 and max(depths) >= 3
+    assert depths == sorted(depths)
+
+
+@pytest.mark.parametrize("limit", [1, 2])
+def test_requests_in_flight_per_host_never_exceed_the_limit(slow_sandbox: Sandbox, sqlite_url: str, limit: int) -> None:
+    crawl(slow_sandbox, sqlite_url, "-s", f"CONCURRENT_REQUESTS_PER_DOMAIN={limit}", "-s", "AUTOTHROTTLE_ENABLED=False", "-s", "CONCURRENT_REQUESTS=32")
+    in_flight = slow_sandbox.server.max_in_flight()
+    assert sum(slow_sandbox.server.requests_by_host().values()) > 300
+    assert max(in_flight.values()) == limit, in_flight
+
+
+def test_private_addresses_are_refused_recorded_and_counted(sandbox: Sandbox, sqlite_url: str) -> None:
+    sandbox.server.reset_stats()
+    result = scrapy_crawl(*sandbox.crawl_args(sqlite_url, "-s", "ALLOW_PRIVATE_ADDRESSES=False"))
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert sandbox.server.requests_by_host() == {}
+    store = Store(sqlite_url)
+    assert {p["outcome"] for p in store.pages()} == {"refused-private"}
+    assert store.runs()[0]["stats"]["mirrorscope/refused_private"] >= 1
+    store.close()
+
+
+def _stored(db_url: str) -> int:
+    store = Store(db_url)
+    try:
+        with store.engine.connect() as conn:
+            return conn.execute(text("SELECT count(*) FROM pages")).scalar_one()
+    finally:
+        store.close()
+
+
+def test_killed_and_resumed_crawl_loses_nothing_and_stores_nothing_twice(slow_sandbox: Sandbox, sqlite_url: str, tmp_path: Path) -> None:
+    jobdir = tmp_path / "job"
+    command = [sys.executable, "-m", "scrapy", "crawl", "web", *slow_sandbox.crawl_args(sqlite_url, "-s", f"JOBDIR={jobdir}", "-s", "STORE_BATCH_SIZE=20")]
+    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while _stored(sqlite_url) < 100:
+        assert process.poll() is None and time.monotonic() < deadline, "the crawl ended before it could be killed"
+        time.sleep(0.1)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    killed_at = _stored(sqlite_url)
+    assert killed_at < len(slow_sandbox.expected_urls())
+    result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
+    assert result.returncode == 0, result.stderr[-3000:]
+    store = Store(sqlite_url)
+    urls = [p["url"] for p in store.pages()]
+    assert len(urls) == len(set(urls))
+    assert set(urls) == slow_sandbox.expected_urls()
+    assert len(store.runs()) == 1  # resumed, not started again
+    store.close()
+
+
+def test_demo_runs_within_a_minute_and_leaves_no_process(tmp_path: Path) -> None:
+    started = time.monotonic()
+    result = subprocess.run([sys.executable, "-m", "crawler.cli", "demo", "--format", "json"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    elapsed = time.monotonic() - started
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert elapsed < 60
+    import json
+
+    report = json.loads(result.stdout)
+    assert report["sandbox"]["reachable_pages_stored"] == report["sandbox"]["reachable_pages"] > 300
+    assert report["crawl"]["pages"] >= report["sandbox"]["reachable_pages"]
+    leftovers = [p for p in Path("/proc").iterdir() if p.name.isdigit() and b"crawler.sandbox" in _cmdline(p) and str(tmp_path).encode() in _cmdline(p)]
+    assert leftovers == []
+
+
+def _cmdline(proc: Path) -> bytes:
+    try:
+        return (proc / "cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["-a", "seeds=/no/such/seeds.txt"], "seeds file not found: /no/such/seeds.txt"),
+        (["-a", "seeds=http://a.test/", "-a", "colour=blue"], "unknown spider argument 'colour'"),
+        (["-a", "seeds=http://a.test/", "-s", "DATABASE_URL=oracle://x"], "unsupported database 'oracle'"),
+        (["-a", "seeds=http://a.test/", "-a", "max_pages=lots"], "max_pages must be a whole number"),
+    ],
+)
+def test_scrapy_crawl_bad_input_is_one_line_and_exit_2(args: list[str], message: str) -> None:
+    result = scrapy_crawl(*args, "--nolog")
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"error: {result.stderr.strip()[7:]}" and message in result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["crawl", "/no/such/seeds.txt"], "seeds file not found"),
+        (["--db", "nope"], "bad database URL"),
+        (["--colour"], "unrecognized arguments: --colour"),
+        (["demo", "--port", "x"], "invalid int value"),
+        (["db", "current", "--db", "postgresql+psycopg://127.0.0.1:1/x"], "cannot open database"),
+    ],
+)
+def test_mirror_report_bad_input_is_one_line_and_exit_2(args: list[str], message: str) -> None:
+    result = mirror_report(*args)
+    assert result.returncode == 2 and message in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
