@@ -1,0 +1,14 @@
+"""The sandbox: a deterministic test web served from one process on loopback.
+
+`build_world` makes the standard small web (a portal, four original sites,
+an exact, a prefix and a partial mirror, a decoy, hobby sites and a host of
+broken pages); `build_linkheavy_world` makes one host of link-dense pages for
+throughput benchmarks; `SandboxServer` serves either on 127.0.1.x addresses;
+`World.ground_truth` says what a correct crawl of it finds.
+"""
+
+from .model import Host, Resource, World
+from .server import SandboxServer
+from .world import build_linkheavy_world, build_world
+
+__all__ = ["Host", "Resource", "World", "SandboxServer", "build_world", "build_linkheavy_world"]

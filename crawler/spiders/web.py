@@ -238,7 +238,11 @@ class WebSpider(Spider):
                         yield request
 
     def closed(self, reason: str) -> None:
-        stats = json.loads(json.dumps(self.crawler.stats.get_stats(), default=str))
+        stats = self.crawler.stats.get_stats()
+        if "start_time" in stats and "elapsed_time_seconds" not in stats:
+            # Scrapy's CoreStats sets it on the same signal, after this handler.
+            stats["elapsed_time_seconds"] = (datetime.now(timezone.utc) - stats["start_time"]).total_seconds()
+        stats = json.loads(json.dumps(stats, default=str))
         self.store.finish_run(self.run_id, reason, stats)
         self.store.close()
 

@@ -1,0 +1,90 @@
+"""Crawl throughput: a plain Scrapy follow-all spider vs ``scrapy crawl web`` with the store on.
+
+Both crawl the same link-heavy sandbox host (documentation-like pages of ~300 links each,
+served with a deep listen backlog) in one run, alternating, with the same concurrency and
+politeness; each configuration runs ``--runs`` times and the medians are compared.
+
+    python benchmarks/crawl.py [--pages 1000] [--links 300] [--runs 3]
+
+Last line: ``plain_pages_s=X ours_pages_s=Y ratio=Y/X bytes_per_page=Z`` (Z: the SQLite
+store's size, WAL checkpointed, divided by the pages stored).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from crawler.sandbox import SandboxServer, build_linkheavy_world  # noqa: E402
+
+PER_HOST = 8  # one host: the per-host limit is the crawl's concurrency
+
+
+def _rate(stats: dict) -> tuple[float, int]:
+    pages = stats.get("response_received_count", 0) - stats.get("robotstxt/response_count", 0)
+    return pages / stats["elapsed_time_seconds"], pages
+
+
+def run_plain(seed: str, hosts: Path) -> tuple[float, int]:
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "followall.py"), seed, str(hosts), str(PER_HOST)],
+        cwd=tempfile.gettempdir(), env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, check=True,
+    )
+    return _rate(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def run_ours(seed: str, hosts: Path, db: Path) -> tuple[float, int, int]:
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(db) + suffix).unlink(missing_ok=True)
+    subprocess.run(
+        [sys.executable, "-m", "scrapy", "crawl", "web", "-a", f"seeds={seed}", "-s", f"HOSTS_FILE={hosts}",
+         "-s", "ALLOW_PRIVATE_ADDRESSES=True", "-s", f"DATABASE_URL=sqlite:///{db}", "-s", f"CONCURRENT_REQUESTS_PER_DOMAIN={PER_HOST}",
+         "-s", "LOG_LEVEL=WARNING"],
+        cwd=ROOT, check=True, capture_output=True,
+    )
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    stats = json.loads(conn.execute("SELECT stats FROM crawl_runs ORDER BY id DESC LIMIT 1").fetchone()[0])
+    stored = conn.execute("SELECT count(*) FROM pages WHERE outcome = 'ok'").fetchone()[0]
+    conn.close()
+    rate, _ = _rate(stats)
+    return rate, stored, db.stat().st_size // max(stored, 1)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pages", type=int, default=1000)
+    parser.add_argument("--links", type=int, default=300)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    world = build_linkheavy_world(0, pages=args.pages, links_per_page=args.links)
+    with tempfile.TemporaryDirectory() as tmp, SandboxServer(world, port=0) as server:
+        hosts = Path(tmp, "hosts")
+        hosts.write_text(world.hosts_file_text())
+        seed = world.seeds(server.port)[0]
+        plain, ours, sizes = [], [], []
+        for run in range(args.runs):
+            rate, pages = run_plain(seed, hosts)
+            plain.append(rate)
+            print(f"run {run + 1}: plain Scrapy follow-all  {rate:7.1f} pages/s ({pages} pages)", flush=True)
+            rate, stored, size = run_ours(seed, hosts, Path(tmp, "ours.db"))
+            ours.append(rate)
+            sizes.append(size)
+            print(f"run {run + 1}: scrapy crawl web + store {rate:7.1f} pages/s ({stored} pages stored, {size} B/page)", flush=True)
+    p, o = statistics.median(plain), statistics.median(ours)
+    print(f"medians over {args.runs} runs: plain {p:.1f} pages/s, ours {o:.1f} pages/s, ratio {o / p:.2f}")
+    print(f"plain_pages_s={p:.1f} ours_pages_s={o:.1f} ratio={o / p:.2f} bytes_per_page={int(statistics.median(sizes))}")
+
+
+if __name__ == "__main__":
+    main()

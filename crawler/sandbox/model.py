@@ -1,0 +1,119 @@
+"""The sandbox's data model: responses, hosts and the world that holds them.
+
+Pages are built before the server has chosen a port, yet links between hosts
+must carry it. Bodies and headers therefore hold `PORT_MARK` right after a host
+name (``http://docs.pyref.org@@PORT@@/``) and `Resource.at_port` substitutes
+``:8080`` (or nothing for port 80) when the page is served or walked. Two hosts
+holding the same `Resource` therefore still serve byte-identical pages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from . import truth
+
+PORT_MARK = "@@PORT@@"
+_PORT_MARK_BYTES = PORT_MARK.encode("ascii")
+
+
+def port_suffix(port: int) -> str:
+    """The ``:port`` part of a URL authority; empty for HTTP's default port."""
+    return "" if port == 80 else f":{port}"
+
+
+@dataclass(frozen=True)
+class Resource:
+    """One response, as the server will send it."""
+
+    status: int = 200
+    body: bytes = b""
+    content_type: str | None = "text/html; charset=utf-8"  # None: no Content-Type header
+    headers: tuple[tuple[str, str], ...] = ()  # extra headers, e.g. Location, Content-Encoding
+    delay: float = 0.0  # seconds to wait before answering (slow host)
+    reset: bool = False  # close the connection without answering
+
+    def at_port(self, port: int) -> Resource:
+        """The resource as served on `port`: `PORT_MARK` replaced in body and headers."""
+        has_mark = _PORT_MARK_BYTES in self.body or any(PORT_MARK in v for _, v in self.headers)
+        if not has_mark:
+            return self
+        suffix = port_suffix(port)
+        return replace(
+            self,
+            body=self.body.replace(_PORT_MARK_BYTES, suffix.encode("ascii")),
+            headers=tuple((k, v.replace(PORT_MARK, suffix)) for k, v in self.headers),
+        )
+
+
+@dataclass
+class Host:
+    """A named web host: its address, its role in the world and its pages.
+
+    Roles: "portal", "original", "mirror", "prefix-mirror", "partial-mirror",
+    "decoy", "hostile", "other" (small unrelated sites) and "linkheavy". `of`
+    names the original a mirror copies (or whose paths a decoy imitates)
+    and `prefix` is where that copy lives on this host ("/pub/x/" for a prefix
+    mirror). `dynamic`, when set, answers paths missing from `resources`, so
+    generated spaces (link farms, calendar traps) need not be stored.
+    """
+
+    name: str
+    ip: str
+    role: str
+    resources: dict[str, Resource]
+    of: str | None = None
+    prefix: str = "/"
+    dynamic: Callable[[str], Resource | None] | None = field(default=None, repr=False)
+
+    def resolve(self, path: str) -> Resource | None:
+        """The response for `path` (query string included), or None for a 404."""
+        found = self.resources.get(path)
+        if found is None and self.dynamic is not None:
+            return self.dynamic(path)
+        return found
+
+
+@dataclass
+class World:
+    """A deterministic set of hosts plus the crawl's entry points."""
+
+    seed: int
+    hosts: list[Host]
+    seed_paths: list[tuple[str, str]]  # (host name, path) crawl entry points
+
+    def __post_init__(self) -> None:
+        self._by_name = {h.name: h for h in self.hosts}
+
+    def host(self, name: str) -> Host:
+        """The host called `name` (KeyError when the world has none)."""
+        found = self.find(name)
+        if found is None:
+            raise KeyError(name)
+        return found
+
+    def find(self, name: str) -> Host | None:
+        """The host called `name`, or None; for routing untrusted Host headers."""
+        found = self._by_name.get(name)
+        if found is None and len(self._by_name) != len(self.hosts):  # hosts appended since
+            self._by_name = {h.name: h for h in self.hosts}
+            found = self._by_name.get(name)
+        return found
+
+    def url(self, host: str, path: str, port: int) -> str:
+        """Absolute URL of `path` on `host` served at `port`."""
+        return f"http://{host}{port_suffix(port)}{path}"
+
+    def seeds(self, port: int) -> list[str]:
+        """The crawl's seed URLs."""
+        return [self.url(h, p, port) for h, p in self.seed_paths]
+
+    def hosts_file_text(self) -> str:
+        """The world's name-to-address map in /etc/hosts format."""
+        return "".join(f"{h.ip} {h.name}\n" for h in self.hosts)
+
+    def ground_truth(self, port: int) -> dict[str, Any]:
+        """What a correct crawl of this world served at `port` finds (JSON-able)."""
+        return truth.ground_truth(self, port)
