@@ -5,13 +5,17 @@ from __future__ import annotations
 import ipaddress
 from functools import lru_cache
 from pathlib import Path
+import re
 from urllib.parse import urldefrag, urljoin, urlsplit, urlunsplit
 
 import tldextract
+from w3lib.url import safe_url_string
 
 # The suffix list bundled with tldextract: no network access, ever.
 _EXTRACT = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+# Characters a URL may hold unescaped; anything else is percent-encoded as Scrapy would.
+_SAFE = re.compile(r"[A-Za-z0-9\-._~:/?\[\]@!$&'()*+,;=%]*")
 
 
 class HostsFileError(Exception):
@@ -71,20 +75,96 @@ def host_key(url: str) -> str | None:
 def normalize_url(base: str, href: str, max_length: int = 2048) -> str | None:
     """Absolute http(s) URL of ``href`` on ``base`` without fragment; None when not crawlable.
 
-    Scheme and host are lowercased and a default port dropped, so one page has one URL.
+    Scheme and host are lowercased, a default port dropped and unsafe characters
+    percent-encoded (as Scrapy does to a request's URL), so one page has one URL.
+    Resolutions are cached by the base's directory: documentation-like pages repeat the
+    same hrefs on every page, and urllib's parsing was most of the crawl's CPU.
     """
+    hash_at = href.find("#")
+    if hash_at >= 0:  # fragments never change the page: drop them before the cache
+        href = href[:hash_at] or "#"
+    if href[:1] in ("?", "#", ""):
+        return _normalize(base, href, max_length)
+    return _normalize(base[: base.rfind("/") + 1] or base, href, max_length)
+
+
+@lru_cache(maxsize=4096)
+def normalize_base(base: str) -> str | None:
+    """``base`` as :func:`normalize_url` would return it (cached: bases repeat)."""
+    return _normalize_general(base)
+
+
+def url_host(url: str) -> str:
+    """The host key of a URL that :func:`normalize_url` returned (its netloc)."""
+    return url.split("/", 3)[2]
+
+
+def _remove_dot_segments(path: str) -> str:
+    """RFC 3986 section 5.2.4 for an absolute path."""
+    output: list[str] = []
+    for segment in path.split("/")[1:]:
+        if segment == "..":
+            if output:
+                output.pop()
+        elif segment != ".":
+            output.append(segment)
+    if path.endswith(("/.", "/..")):
+        output.append("")
+    return "/" + "/".join(output)
+
+
+def _join_relative(base: str, href: str) -> str | None:
+    """``href`` on an already normalised ``base`` without urllib, for the common case
+    of a plain relative or absolute-path reference; None when the general path is needed."""
+    if href.startswith("//") or ":" in href.split("/", 1)[0].split("?", 1)[0] or not _SAFE.fullmatch(href):
+        return None
+    href = href.split("#", 1)[0]
+    origin_end = base.find("/", base.find("//") + 2)
+    if origin_end < 0 or not href:
+        return None
+    origin = base[:origin_end]
+    if href.startswith("/"):
+        path_query = href
+    elif href.startswith("?"):
+        path_query = base[origin_end:].split("?", 1)[0] + href
+    else:
+        path_query = base[origin_end:].split("?", 1)[0].rsplit("/", 1)[0] + "/" + href
+    path, sep, query = path_query.partition("?")
+    if "/." in path:
+        path = _remove_dot_segments(path)
+    return origin + path + sep + query
+
+
+@lru_cache(maxsize=1 << 17)
+def _normalize(base: str, href: str, max_length: int) -> str | None:
     href = href.strip()
+    if base.startswith(("http://", "https://")) and base == normalize_base(base):
+        joined = _join_relative(base, href)
+        if joined is not None:
+            return joined if len(joined) <= max_length else None
     if not href or href.startswith(("javascript:", "mailto:", "data:", "tel:")):
         return None
     try:
-        absolute, _ = urldefrag(urljoin(base, href))
+        url = _normalize_general(urljoin(base, href))
+    except ValueError:  # e.g. "Invalid IPv6 URL"
+        return None
+    return url if url is not None and len(url) <= max_length else None
+
+
+def _normalize_general(url: str) -> str | None:
+    try:
+        absolute, _ = urldefrag(url)
         parts = urlsplit(absolute)
         port = parts.port
     except ValueError:
         return None
-    if parts.scheme not in _DEFAULT_PORTS or not parts.hostname or len(absolute) > max_length:
+    if parts.scheme not in _DEFAULT_PORTS or not parts.hostname:
         return None
-    netloc = parts.hostname if port is None or port == _DEFAULT_PORTS[parts.scheme] else f"{parts.hostname}:{port}"
-    if ":" in parts.hostname:  # IPv6 literal
-        netloc = f"[{parts.hostname}]" + (f":{port}" if port and port != _DEFAULT_PORTS[parts.scheme] else "")
-    return urlunsplit((parts.scheme, netloc, parts.path or "/", parts.query, ""))
+    host = parts.hostname
+    if ":" in host:  # IPv6 literal
+        host = f"[{host}]"
+    netloc = host if port is None or port == _DEFAULT_PORTS[parts.scheme] else f"{host}:{port}"
+    url = urlunsplit((parts.scheme, netloc, parts.path or "/", parts.query, ""))
+    if not _SAFE.fullmatch(url):
+        url = safe_url_string(url)
+    return url

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 from lxml import etree
@@ -45,12 +46,10 @@ _INLINE = frozenset(
     "span strike strong sub sup time tt u var".split()
 )
 # C0 controls other than tab/newline/CR and lone surrogates make lxml refuse a str.
-_CONTROL = {c: " " for c in list(range(0, 9)) + [11, 12] + list(range(14, 32)) + [0x7F]}
-_SURROGATES = re.compile("[\ud800-\udfff]")
+_UNPARSEABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
 
 
-@dataclass(frozen=True, slots=True)
-class Anchor:
+class Anchor(NamedTuple):
     """One ``<a href>`` (or ``<area href>``): the raw href and where its text sits.
 
     ``start`` and ``end`` index the document's token list: the anchor's words are
@@ -92,7 +91,7 @@ def tokenize(text: str) -> list[str]:
 
 
 def _clean(html: str) -> str:
-    return _SURROGATES.sub(" ", html.translate(_CONTROL))
+    return _UNPARSEABLE.sub(" ", html) if _UNPARSEABLE.search(html) else html
 
 
 def _parse(html: str | bytes) -> etree._Element | None:
@@ -165,6 +164,16 @@ class _Walker:
         self.add(el.tail)
 
 
+def _token_starts(text: str, tokens: list[str]) -> np.ndarray:
+    """Character offset of each token, from the gaps between tokens (C-speed passes only)."""
+    gaps = _WORD.split(text)
+    gap_lengths = np.fromiter(map(len, gaps), dtype=np.int64, count=len(gaps))
+    token_lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
+    starts = np.cumsum(gap_lengths[:-1])
+    starts[1:] += np.cumsum(token_lengths[:-1])
+    return starts
+
+
 def canonical_document(html: str | bytes) -> CanonicalDocument:
     """Parse ``html`` once into its canonical tokens, title, anchors and base href.
 
@@ -182,13 +191,12 @@ def canonical_document(html: str | bytes) -> CanonicalDocument:
         else:
             walker.end(el)
     text = "".join(walker.parts)
-    matches = list(_WORD.finditer(text))
-    tokens = [m.group() for m in matches]
+    tokens = _WORD.findall(text)
     # Anchors close in the order of their ends; report them in the order they open.
     spans = sorted(walker.anchor_spans)
     anchors: list[Anchor] = []
     if spans:
-        starts = np.fromiter((m.start() for m in matches), dtype=np.int64, count=len(matches))
+        starts = _token_starts(text, tokens)
         chars = np.array([(b, e) for _, _, b, e in spans], dtype=np.int64)
         first = np.searchsorted(starts, chars[:, 0], side="left").tolist()
         stop = np.searchsorted(starts, chars[:, 1], side="left").tolist()

@@ -78,3 +78,28 @@ def test_resolver_maps_names_and_refuses_private_addresses() -> None:
     assert _resolve(refusing, "pub.test") == "93.184.216.34"
     failure = _resolve(refusing, "a.test")
     assert failure.check(DNSLookupError) and "refused private address" in str(failure.value)
+
+
+def test_unsafe_characters_are_percent_encoded_as_scrapy_does() -> None:
+    from w3lib.url import safe_url_string
+
+    url = normalize_url("http://a.test/dir/", "caf\u00e9 menu.html?q=\u00fc")
+    assert url == safe_url_string("http://a.test/dir/caf\u00e9 menu.html?q=\u00fc")
+    assert normalize_url("http://a.test/dir/", "x.html") == "http://a.test/dir/x.html"
+
+
+@pytest.mark.parametrize(
+    "href",
+    ["a.html", "../a.html", "../../../../a.html", "./x/./y/../z.html?q=1#f", "/abs/../p", "?only=query", "#frag", "", "sub/",
+     "/", "a/..", "a/.", "x.html?a=/../b", "café.html", "a b.html", "HTTP://Other.Test/x", "//proto.test/rel", "a:b/c"],
+)
+@pytest.mark.parametrize("base", ["http://a.test/dir/page.html?x=1", "http://a.test:8080/", "https://a.test/d1/d2/"])
+def test_fast_join_agrees_with_urllib(base: str, href: str) -> None:
+    from urllib.parse import urldefrag, urljoin
+
+    from w3lib.url import safe_url_string
+
+    joined = urldefrag(urljoin(base, href))[0]
+    crawlable = href.strip() and joined.lower().startswith(("http://", "https://"))
+    expected = safe_url_string(joined.replace("HTTP://Other.Test", "http://other.test")) if crawlable else None
+    assert normalize_url(base, href) == expected
