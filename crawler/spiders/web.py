@@ -42,7 +42,7 @@ from twisted.internet.error import (
 from twisted.python.failure import Failure
 from twisted.web._newclient import ResponseFailed, ResponseNeverReceived
 
-from crawler.hosts import HostsFileError, host_key, normalize_url, read_hosts_file, registrable_domain
+from crawler.hosts import HostsFileError, host_key, normalize_url, read_hosts_file, registrable_domain, url_host
 from crawler.middlewares import RefusedRequest
 from crawler.resolver import REFUSED
 from detectors.canonical import canonical_document
@@ -302,7 +302,7 @@ class WebSpider(Spider):
                 continue
             record.links.append(
                 LinkRecord(
-                    target_url=target, target_host=host_key(target), anchor=doc.anchor_text(anchor),
+                    target_url=target, target_host=url_host(target), anchor=doc.anchor_text(anchor),
                     before=doc.window_before(anchor, self.window), after=doc.window_after(anchor, self.window),
                 )
             )
