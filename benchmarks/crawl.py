@@ -6,6 +6,9 @@ politeness; each configuration runs ``--runs`` times and the medians are compare
 
     python benchmarks/crawl.py [--pages 1000] [--links 300] [--runs 3]
 
+A third configuration, ours without the sketch pipeline, gives the sketch's cost as a
+ratio of crawl throughput (issue 3: on vs off >= 0.8).
+
 Last line: ``plain_pages_s=X ours_pages_s=Y ratio=Y/X bytes_per_page=Z`` (Z: the SQLite
 store's size, WAL checkpointed, divided by the pages stored).
 """
@@ -28,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 from crawler.sandbox import SandboxServer, build_linkheavy_world  # noqa: E402
 
 PER_HOST = 8  # one host: the per-host limit is the crawl's concurrency
+NO_SKETCH = {"crawler.pipelines.StorePipeline": 900}
 
 
 def _rate(stats: dict) -> tuple[float, int]:
@@ -43,13 +47,13 @@ def run_plain(seed: str, hosts: Path) -> tuple[float, int]:
     return _rate(json.loads(out.stdout.strip().splitlines()[-1]))
 
 
-def run_ours(seed: str, hosts: Path, db: Path) -> tuple[float, int, int]:
+def run_ours(seed: str, hosts: Path, db: Path, *settings: str) -> tuple[float, int, int]:
     for suffix in ("", "-wal", "-shm"):
         Path(str(db) + suffix).unlink(missing_ok=True)
     subprocess.run(
         [sys.executable, "-m", "scrapy", "crawl", "web", "-a", f"seeds={seed}", "-s", f"HOSTS_FILE={hosts}",
          "-s", "ALLOW_PRIVATE_ADDRESSES=True", "-s", f"DATABASE_URL=sqlite:///{db}", "-s", f"CONCURRENT_REQUESTS_PER_DOMAIN={PER_HOST}",
-         "-s", "LOG_LEVEL=WARNING"],
+         "-s", "LOG_LEVEL=WARNING", *settings],
         cwd=ROOT, check=True, capture_output=True,
     )
     conn = sqlite3.connect(db)
@@ -72,7 +76,7 @@ def main() -> None:
         hosts = Path(tmp, "hosts")
         hosts.write_text(world.hosts_file_text())
         seed = world.seeds(server.port)[0]
-        plain, ours, sizes = [], [], []
+        plain, ours, sizes, unsketched = [], [], [], []
         for run in range(args.runs):
             rate, pages = run_plain(seed, hosts)
             plain.append(rate)
@@ -81,8 +85,13 @@ def main() -> None:
             ours.append(rate)
             sizes.append(size)
             print(f"run {run + 1}: scrapy crawl web + store {rate:7.1f} pages/s ({stored} pages stored, {size} B/page)", flush=True)
+            rate, stored, _ = run_ours(seed, hosts, Path(tmp, "ours.db"), "-s", f"ITEM_PIPELINES={json.dumps(NO_SKETCH)}")
+            unsketched.append(rate)
+            print(f"run {run + 1}: the same without sketches {rate:7.1f} pages/s ({stored} pages stored)", flush=True)
     p, o = statistics.median(plain), statistics.median(ours)
+    u = statistics.median(unsketched)
     print(f"medians over {args.runs} runs: plain {p:.1f} pages/s, ours {o:.1f} pages/s, ratio {o / p:.2f}")
+    print(f"sketch pipeline on vs off: {o:.1f} / {u:.1f} pages/s = {o / u:.2f}")
     print(f"plain_pages_s={p:.1f} ours_pages_s={o:.1f} ratio={o / p:.2f} bytes_per_page={int(statistics.median(sizes))}")
 
 

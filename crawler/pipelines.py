@@ -10,9 +10,98 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import defer, reactor, task, threads
 from twisted.python.threadpool import ThreadPool
 
-from storage.records import PageRecord
+from crawler.items import PageItem
+from detectors.sketch import DocumentSketch, SketchParams, sketch_many
+from storage.records import PageRecord, SketchRecord
 
 logger = logging.getLogger(__name__)
+
+
+def sketch_record(sketch: DocumentSketch) -> SketchRecord:
+    """The store's form of a detector's sketch: parameters as columns, arrays as bytes."""
+    p = sketch.params
+    return SketchRecord(
+        scheme=p.scheme, seed=p.seed, w=p.w, s=p.s, m=p.m, signature_size=p.signature_size,
+        super_groups=p.super_groups, super_size=p.super_size, token_count=sketch.token_count,
+        shingle_count=sketch.shingle_count, too_short=sketch.too_short, fingerprint=sketch.fingerprint,
+        data=sketch.to_bytes(),
+    )
+
+
+class SketchPipeline:
+    """Sketches every HTML page from its canonical tokens (``detectors.sketch``).
+
+    Parameters come from the settings ``SHINGLE_SIZE``, ``SKETCH_MIN_S``, ``SKETCH_MOD_M``
+    and ``SKETCH_SEED``; the signature (84 values in 6 super-shingles of 14) is Henzinger's.
+    Pages are sketched in batches (``SKETCH_BATCH_SIZE`` pages, or whatever is pending
+    after ``SKETCH_BATCH_INTERVAL`` seconds) on a thread of their own: one numpy pass over
+    many pages costs less than one per page, and numpy's kernels release the GIL, so the
+    reactor keeps downloading meanwhile. An item moves on to the store once its batch is
+    done; a page that cannot be sketched is logged and stored without a sketch.
+    """
+
+    def __init__(self, params: SketchParams, batch_size: int, interval: float):
+        self.params = params
+        self.batch_size = batch_size
+        self.pending: list[tuple[PageItem, defer.Deferred]] = []
+        self.pool = ThreadPool(minthreads=1, maxthreads=1, name="mirrorscope-sketch")
+        self.running: set[defer.Deferred] = set()
+        self.timer = task.LoopingCall(self._flush)
+        self.interval = interval
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> "SketchPipeline":
+        settings = crawler.settings
+        params = SketchParams(
+            seed=settings.getint("SKETCH_SEED"), w=settings.getint("SHINGLE_SIZE"),
+            s=settings.getint("SKETCH_MIN_S"), m=settings.getint("SKETCH_MOD_M"),
+        )
+        return cls(params, settings.getint("SKETCH_BATCH_SIZE"), settings.getfloat("SKETCH_BATCH_INTERVAL"))
+
+    def open_spider(self) -> None:
+        self.pool.start()
+        self.timer.start(self.interval, now=False)
+
+    async def process_item(self, item: Any) -> Any:
+        if isinstance(item, PageItem) and item.tokens is not None:
+            done: defer.Deferred = defer.Deferred()
+            self.pending.append((item, done))
+            if len(self.pending) >= self.batch_size:
+                self._flush()
+            await maybe_deferred_to_future(done)
+        return item
+
+    def _flush(self) -> None:
+        batch, self.pending = self.pending, []
+        if not batch:
+            return
+        work = threads.deferToThreadPool(reactor, self.pool, self._sketch, [item for item, _ in batch])
+        self.running.add(work)
+        work.addBoth(self._release, work, batch)
+
+    def _sketch(self, items: list[PageItem]) -> None:
+        try:
+            sketches = sketch_many([item.tokens or [] for item in items], self.params)
+        except Exception:
+            logger.exception("could not sketch a batch of %d pages; they are stored without sketches", len(items))
+            return
+        for item, sketch in zip(items, sketches):
+            item.record.sketch = sketch_record(sketch)
+            item.tokens = None
+
+    def _release(self, _: Any, work: defer.Deferred, batch: list[tuple[PageItem, defer.Deferred]]) -> None:
+        self.running.discard(work)
+        for _, done in batch:
+            done.callback(None)
+
+    async def close_spider(self) -> None:
+        if self.timer.running:
+            self.timer.stop()
+        self._flush()
+        try:
+            await maybe_deferred_to_future(defer.DeferredList(list(self.running)))
+        finally:
+            self.pool.stop()
 
 
 class StorePipeline:
@@ -48,8 +137,8 @@ class StorePipeline:
         self.timer.start(self.interval / 2, now=False)
 
     def process_item(self, item: Any) -> Any:
-        if isinstance(item, PageRecord):
-            self.pending.append(item)
+        if isinstance(item, PageItem):
+            self.pending.append(item.record)
             if len(self.pending) >= self.batch_size:
                 self._flush()
         return item

@@ -100,7 +100,8 @@ def _parse(html: str | bytes) -> etree._Element | None:
     html = _clean(html)
     if not html.strip():
         return None
-    parser = etree.HTMLParser(remove_comments=True, remove_pis=True, recover=True)
+    # huge_tree: libxml2 otherwise drops text nodes over 10 MB and the page comes out empty.
+    parser = etree.HTMLParser(remove_comments=True, remove_pis=True, recover=True, huge_tree=True)
     try:
         root = etree.fromstring(html, parser=parser)
     except (etree.ParserError, ValueError):

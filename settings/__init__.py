@@ -82,11 +82,26 @@ TWISTED_DNS_RESOLVER = "crawler.resolver.StaticHostsResolver"
 # Words kept either side of an anchor (Haveliwala, Gionis & Indyk 2000: 8).
 ANCHOR_WINDOW = 8
 
+# --- document sketches (detectors/sketch.py; Broder 1997, Henzinger 2006) --------------
+# Words per shingle: Broder's w = 10 (fewer-token documents get one shingle, flagged).
+SHINGLE_SIZE = 10
+# MIN_s sample size: "100 samples reasonable, 200 more than enough" (Broder).
+SKETCH_MIN_S = 200
+# MOD_m modulus: keeps ~1/25 of the shingles, enough for containment (Broder: m = 25).
+SKETCH_MOD_M = 25
+# Seed of the fingerprint permutation: sketches with another seed are not comparable.
+SKETCH_SEED = 0x6D6972726F727363
+# Pages sketched per numpy pass, and the longest a page waits for its batch to fill.
+SKETCH_BATCH_SIZE = 32
+SKETCH_BATCH_INTERVAL = 0.1
+
 DOWNLOADER_MIDDLEWARES = {
     # Before robots.txt (100) so that a refused host is not even asked for robots.txt.
     "crawler.middlewares.HostPolicyMiddleware": 50,
 }
 ITEM_PIPELINES = {
+    # Cheap first: sketches (per page) before the batched write.
+    "crawler.pipelines.SketchPipeline": 300,
     "crawler.pipelines.StorePipeline": 900,
 }
 EXTENSIONS = {

@@ -12,6 +12,8 @@ from typing import Any
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
+    LargeBinary,
     DateTime,
     ForeignKey,
     Index,
@@ -98,3 +100,28 @@ class Link(Base):
     anchor: Mapped[str] = mapped_column(Text)
     before: Mapped[str] = mapped_column(Text)
     after: Mapped[str] = mapped_column(Text)
+
+
+class Sketch(Base):
+    """A page's document sketch (``detectors.sketch``) with the parameters it was made with.
+
+    Sketches made with other parameters are never comparable, so the parameters are
+    columns: a query can select only sketches of the scheme and seed it understands.
+    """
+
+    __tablename__ = "sketches"
+
+    page_id: Mapped[int] = mapped_column(ForeignKey("pages.id", ondelete="CASCADE"), primary_key=True)
+    scheme: Mapped[str] = mapped_column(String(64))
+    seed: Mapped[int] = mapped_column(BigInteger)
+    w: Mapped[int] = mapped_column(Integer)
+    s: Mapped[int] = mapped_column(Integer)
+    m: Mapped[int] = mapped_column(Integer)
+    signature_size: Mapped[int] = mapped_column(Integer)
+    super_groups: Mapped[int] = mapped_column(Integer)
+    super_size: Mapped[int] = mapped_column(Integer)
+    token_count: Mapped[int] = mapped_column(Integer)
+    shingle_count: Mapped[int] = mapped_column(Integer)
+    too_short: Mapped[bool] = mapped_column(Boolean)
+    fingerprint: Mapped[int] = mapped_column(BigInteger, index=True)
+    data: Mapped[bytes] = mapped_column(LargeBinary)

@@ -16,6 +16,25 @@ class LinkRecord:
 
 
 @dataclass(slots=True)
+class SketchRecord:
+    """A document sketch as the store keeps it: its parameters and its bytes."""
+
+    scheme: str
+    seed: int
+    w: int
+    s: int
+    m: int
+    signature_size: int
+    super_groups: int
+    super_size: int
+    token_count: int
+    shingle_count: int
+    too_short: bool
+    fingerprint: int
+    data: bytes
+
+
+@dataclass(slots=True)
 class PageRecord:
     """One fetched URL with its outcome; ``links`` replace the page's stored links."""
 
@@ -37,3 +56,4 @@ class PageRecord:
     title: str | None = None
     redirect_to: str | None = None
     links: list[LinkRecord] = field(default_factory=list)
+    sketch: SketchRecord | None = None

@@ -15,7 +15,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import aliased
 
 from storage.db import ensure_schema, make_engine
-from storage.models import CrawlRun, Host, Link, Page
+from storage.models import CrawlRun, Host, Link, Page, Sketch
 from storage.records import PageRecord
 
 _IN_CHUNK = 500  # bound parameters per IN (...) list: far below every backend's limit
@@ -103,6 +103,7 @@ class Store:
             host_ids = self._upsert_hosts(conn, records)
             page_ids = self._upsert_pages(conn, records, host_ids, run_id)
             self._replace_links(conn, records, page_ids)
+            self._replace_sketches(conn, records, page_ids)
 
     def _upsert(self, conn: Connection, table: Any, rows: list[dict[str, Any]], key: str, columns: Sequence[str], keep_old: Sequence[str] = ()) -> None:
         dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
@@ -160,6 +161,23 @@ class Store:
         if rows:
             conn.execute(insert(Link), rows)
 
+    def _replace_sketches(self, conn: Connection, records: list[PageRecord], page_ids: dict[str, int]) -> None:
+        # A re-fetched page that is no longer HTML must lose its old sketch.
+        for chunk in _chunks([page_ids[r.url] for r in records]):
+            conn.execute(delete(Sketch).where(Sketch.page_id.in_(chunk)))
+        rows = [
+            {
+                "page_id": page_ids[r.url], "scheme": k.scheme, "seed": to_signed64(k.seed), "w": k.w, "s": k.s,
+                "m": k.m, "signature_size": k.signature_size, "super_groups": k.super_groups,
+                "super_size": k.super_size, "token_count": k.token_count, "shingle_count": k.shingle_count,
+                "too_short": k.too_short, "fingerprint": to_signed64(k.fingerprint), "data": k.data,
+            }
+            for r in records
+            if (k := r.sketch) is not None
+        ]
+        if rows:
+            conn.execute(insert(Sketch), rows)
+
     # -- reads --------------------------------------------------------------------------
 
     def fetched_urls(self, run_id: int | None = None) -> set[str]:
@@ -199,6 +217,20 @@ class Store:
             rows = conn.execute(query).mappings().all()
         return [dict(r) | {"fingerprint": from_signed64(r["fingerprint"])} for r in rows]
 
+    def sketches(self, scheme: str | None = None) -> list[dict[str, Any]]:
+        """Every stored sketch with its page's URL and host (of one scheme when given)."""
+        query = (
+            select(Page.url, Host.name.label("host"), *Sketch.__table__.c)
+            .join(Page, Page.id == Sketch.page_id)
+            .join(Host, Host.id == Page.host_id)
+            .order_by(Page.id)
+        )
+        if scheme is not None:
+            query = query.where(Sketch.scheme == scheme)
+        with self.engine.connect() as conn:
+            rows = conn.execute(query).mappings().all()
+        return [dict(r) | {"seed": from_signed64(r["seed"]), "fingerprint": from_signed64(r["fingerprint"]), "data": bytes(r["data"])} for r in rows]
+
     def hosts(self) -> list[dict[str, Any]]:
         pages = func.count(Page.id).label("pages")
         query = (
@@ -226,5 +258,6 @@ class Store:
             pages = conn.execute(select(func.count(Page.id))).scalar_one()
             links = conn.execute(select(func.count(Link.id))).scalar_one()
             size = conn.execute(select(func.coalesce(func.sum(Page.length), 0))).scalar_one()
+            sketches = conn.execute(select(func.count(Sketch.page_id))).scalar_one()
             outcomes = dict(conn.execute(select(Page.outcome, func.count(Page.id)).group_by(Page.outcome)).all())
-        return {"hosts": hosts, "pages": pages, "links": links, "bytes": int(size), "outcomes": outcomes}
+        return {"hosts": hosts, "pages": pages, "links": links, "bytes": int(size), "sketches": sketches, "outcomes": outcomes}

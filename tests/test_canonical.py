@@ -40,6 +40,7 @@ def test_hostile_documents_give_a_defined_result() -> None:
         doc = canonical_document(html)
         assert isinstance(doc.tokens, list)
     assert canonical_tokens("word " * 200_000)[:2] == ["word", "word"]
+    assert len(canonical_tokens("<p>" + "word " * 2_200_000)) == 2_200_000  # one text node over 10 MB
 
 
 def test_content_bag_drops_stopwords() -> None:

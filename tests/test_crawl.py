@@ -76,7 +76,28 @@ def test_crawl_stores_every_reachable_page_once_with_its_links_and_outcome(sandb
         assert hosts[name]["ip"] == info["ip"]
     (run,) = store.runs()
     assert run["status"] == "finished" and run["stats"]["mirrorscope/page_writes"] >= len(urls)
+    _check_sketches(store, pages, sandbox)
     store.close()
+
+
+def _check_sketches(store: Store, pages: list[dict], sandbox: Sandbox) -> None:
+    """Every HTML page has a sketch, with its parameters; an exact mirror's pages have the
+    same token-sequence fingerprint as their originals."""
+    from detectors.sketch import DEFAULT_PARAMS, DocumentSketch
+
+    sketches = {k["url"]: k for k in store.sketches()}
+    assert set(sketches) == {p["url"] for p in pages if p["outcome"] == "ok"}
+    some = next(iter(sketches.values()))
+    sketch = DocumentSketch.from_bytes(some["data"])
+    assert sketch.params == DEFAULT_PARAMS and (some["w"], some["s"], some["m"]) == (10, 200, 25)
+    assert sketch.fingerprint == some["fingerprint"]
+    (exact,) = [m for m in sandbox.truth["mirrors"] if m["a"].startswith("http://docs.pyref.org")]
+    shared = [u for u in sketches if u.startswith(exact["a"])]
+    assert len(shared) > 20
+    for url in shared:
+        twin = exact["b"] + url[len(exact["a"]):]
+        if twin in sketches:
+            assert sketches[twin]["fingerprint"] == sketches[url]["fingerprint"]
 
 
 def test_links_keep_anchor_text_and_word_windows(sandbox: Sandbox, sqlite_url: str) -> None:

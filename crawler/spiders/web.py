@@ -43,6 +43,7 @@ from twisted.python.failure import Failure
 from twisted.web._newclient import ResponseFailed, ResponseNeverReceived
 
 from crawler.hosts import HostsFileError, host_key, normalize_url, read_hosts_file, registrable_domain, url_host
+from crawler.items import PageItem
 from crawler.middlewares import RefusedRequest
 from crawler.resolver import REFUSED
 from detectors.canonical import canonical_document
@@ -291,7 +292,7 @@ class WebSpider(Spider):
         )
         outcome = self._outcome(response, content_type)
         if outcome != "ok":
-            yield self._record(url, depth, outcome, **fields)
+            yield PageItem(self._record(url, depth, outcome, **fields))
             return
         doc = canonical_document(response.text)  # type: ignore[attr-defined]
         base = normalize_url(url, doc.base_href) if doc.base_href else url
@@ -310,7 +311,7 @@ class WebSpider(Spider):
                 request = self._request(target, depth + 1)
                 if request is not None:
                     yield request
-        yield record
+        yield PageItem(record, doc.tokens)
 
     def _outcome(self, response: Response, content_type: str | None) -> str:
         if response.status >= 300:
@@ -323,16 +324,16 @@ class WebSpider(Spider):
             return "binary"
         return "ok"
 
-    def _redirect_sources(self, response: Response, depth: int, final: str) -> Iterator[PageRecord]:
+    def _redirect_sources(self, response: Response, depth: int, final: str) -> Iterator[PageItem]:
         chain = [normalize_url("", u) or u for u in response.meta.get("redirect_urls", [])]
         reasons = response.meta.get("redirect_reasons", [])
         for i, source in enumerate(chain):
             target = chain[i + 1] if i + 1 < len(chain) else final
             status = reasons[i] if i < len(reasons) and isinstance(reasons[i], int) else None
             self.seen.add(source)
-            yield self._record(source, depth, "redirect", status=status, redirect_to=target)
+            yield PageItem(self._record(source, depth, "redirect", status=status, redirect_to=target))
 
-    def failed(self, failure: Failure) -> Iterator[PageRecord]:
+    def failed(self, failure: Failure) -> Iterator[PageItem]:
         request = failure.request  # type: ignore[attr-defined]
         outcome, error = classify_failure(failure)
         # A redirect chain that ended in failure: every URL of it gets the outcome.
@@ -341,4 +342,4 @@ class WebSpider(Spider):
             logger.info("%s: %s (%s)", url, outcome, error)
             self.crawler.stats.inc_value(f"mirrorscope/outcome/{outcome}")
             self.seen.add(url)
-            yield self._record(url, request.meta.get("depth", 0), outcome, error=error)
+            yield PageItem(self._record(url, request.meta.get("depth", 0), outcome, error=error))
