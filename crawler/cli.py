@@ -215,6 +215,13 @@ def _start_sandbox(seed: int, port: int, workdir: Path) -> tuple[subprocess.Pope
     return server, [line.strip() for line in seeds_file.read_text().splitlines() if line.strip()]
 
 
+def _on_mirror_side(url: str, hosts: dict[str, Any]) -> bool:
+    """True for a sandbox URL whose content the sandbox copies from another host."""
+    _, _, netloc, path = (url.split("/", 3) + [""])[:4]
+    info = hosts.get(netloc.split(":")[0], {})
+    return info.get("of") is not None and info.get("role") != "decoy" and ("/" + path).startswith(info.get("prefix", "/"))
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     import json
 
@@ -250,20 +257,26 @@ def cmd_demo(args: argparse.Namespace) -> int:
     finally:
         store.close()
     expected = set(truth["pages"])
+    copied = {url for url in expected if _on_mirror_side(url, truth["hosts"])}
     report["sandbox"] = {
         "seed": args.seed,
         "crawl_seconds": round(elapsed, 2),
         "finish_reason": reason,
         "reachable_pages": len(expected),
         "reachable_pages_stored": len(expected & stored),
-        "missing": sorted(expected - stored)[:20],
+        "mirrored_pages": len(copied),
+        "mirrored_pages_fetched": len(copied & stored),
+        "original_pages": len(expected - copied),
+        "original_pages_stored": len((expected - copied) & stored),
+        "missing": sorted((expected - copied) - stored)[:20],
     }
     _emit(report, args.format, args.output)
     if args.format == "table":
         sandbox = report["sandbox"]
         console.print(
-            f"ground truth: {sandbox['reachable_pages_stored']} of {sandbox['reachable_pages']} reachable URLs stored; "
-            f"crawl took {sandbox['crawl_seconds']} s ({safe_text(reason)})"
+            f"ground truth: {sandbox['original_pages_stored']} of {sandbox['original_pages']} reachable URLs with original "
+            f"content stored; {sandbox['mirrored_pages_fetched']} of {sandbox['mirrored_pages']} mirrored URLs fetched "
+            f"(duplicates' links are not followed); crawl took {sandbox['crawl_seconds']} s ({safe_text(reason)})"
         )
         for missing in sandbox["missing"]:
             console.print(f"  missing: {safe_text(missing)}", markup=False)

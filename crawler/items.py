@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from detectors.sketch import DocumentSketch
 from storage.records import PageRecord
 
 
 @dataclass(slots=True)
 class PageItem:
-    """``record`` goes to the store; ``tokens`` (canonical, HTML pages only) feed the
-    sketch pipeline and are not stored themselves."""
+    """``record`` goes to the store. The rest is for the pipelines and is not stored as is:
+    ``tokens`` (canonical, HTML pages only) for the sketch, ``sketch`` for the duplicate
+    index, ``outlinks`` ((URL, depth) not yet seen) to expand once the page is known not to
+    be a duplicate."""
 
     record: PageRecord
     tokens: list[str] | None = None
+    sketch: DocumentSketch | None = None
+    outlinks: list[tuple[str, int]] = field(default_factory=list)

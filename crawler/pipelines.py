@@ -11,7 +11,8 @@ from twisted.internet import defer, reactor, task, threads
 from twisted.python.threadpool import ThreadPool
 
 from crawler.items import PageItem
-from detectors.sketch import DocumentSketch, SketchParams, sketch_many
+from detectors.lsh import LSHIndex
+from detectors.sketch import DocumentSketch, SketchParams, containment_mod_m, resemblance_min_s, sketch_many
 from storage.records import PageRecord, SketchRecord
 
 logger = logging.getLogger(__name__)
@@ -87,6 +88,7 @@ class SketchPipeline:
             return
         for item, sketch in zip(items, sketches):
             item.record.sketch = sketch_record(sketch)
+            item.sketch = sketch
             item.tokens = None
 
     def _release(self, _: Any, work: defer.Deferred, batch: list[tuple[PageItem, defer.Deferred]]) -> None:
@@ -102,6 +104,86 @@ class SketchPipeline:
             await maybe_deferred_to_future(defer.DeferredList(list(self.running)))
         finally:
             self.pool.stop()
+
+
+class DuplicatePipeline:
+    """The online near-duplicate index: each sketched page is checked against the pages
+    before it, then expanded (its outlinks scheduled) unless it is a duplicate.
+
+    Exact duplicates (same token-sequence fingerprint) short-circuit. Otherwise LSH
+    banding over the 84-value signature (``detectors.lsh.LSHIndex``, bands chosen for
+    ``DUPLICATE_THRESHOLD``) gives candidates, each confirmed by the MIN_s resemblance
+    estimate; the best at or above the threshold is the page's ``duplicate_of``.
+    Candidates whose MOD_m containment of the new page is at least
+    ``CONTAINMENT_THRESHOLD`` are recorded as containers (only among LSH candidates: a
+    page much shorter than its container has low resemblance and may not be one).
+    Duplicates' outlinks are not followed unless ``EXPAND_DUPLICATES``. Pages without a
+    sketch (non-HTML, failures) are only expanded.
+    """
+
+    def __init__(self, crawler: Any, threshold: float, containment: float, expand_duplicates: bool):
+        self.crawler = crawler
+        self.threshold = threshold
+        self.containment = containment
+        self.expand_duplicates = expand_duplicates
+        self.index = LSHIndex(threshold=threshold)
+        self.exact: dict[int, str] = {}
+        self.urls: list[str] = []
+        self.sketches: list[DocumentSketch] = []
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> "DuplicatePipeline":
+        settings = crawler.settings
+        return cls(
+            crawler, settings.getfloat("DUPLICATE_THRESHOLD"), settings.getfloat("CONTAINMENT_THRESHOLD"),
+            settings.getbool("EXPAND_DUPLICATES"),
+        )
+
+    def open_spider(self) -> None:
+        spider = self.crawler.spider
+        if getattr(spider, "resumed", False):
+            for row in spider.store.sketches():
+                self._index(row["url"], DocumentSketch.from_bytes(row["data"]))
+
+    def _index(self, url: str, sketch: DocumentSketch) -> None:
+        self.exact.setdefault(sketch.fingerprint, url)
+        self.index.insert(len(self.urls), sketch.signature)
+        self.urls.append(url)
+        self.sketches.append(sketch)
+
+    def process_item(self, item: Any) -> Any:
+        if not isinstance(item, PageItem):
+            return item
+        if item.sketch is not None:
+            self._check(item.record, item.sketch)
+        if item.record.duplicate_of is None or self.expand_duplicates:
+            self.crawler.spider.expand(item.outlinks)
+        elif item.outlinks:
+            self.crawler.stats.inc_value("mirrorscope/duplicate_links_not_followed", len(item.outlinks))
+        item.sketch = None
+        return item
+
+    def _check(self, record: PageRecord, sketch: DocumentSketch) -> None:
+        original = self.exact.get(sketch.fingerprint)
+        if original is not None and original != record.url and sketch.token_count:
+            record.duplicate_of, record.duplicate_kind, record.duplicate_score = original, "identical", 1.0
+            self.crawler.stats.inc_value("mirrorscope/duplicates/identical")
+            return
+        best, best_score = None, self.threshold
+        for candidate in self.index.query(sketch.signature).tolist():
+            other = self.sketches[candidate]
+            if self.urls[candidate] == record.url:
+                continue
+            score = resemblance_min_s(sketch, other)
+            if score >= best_score:
+                best, best_score = candidate, score
+            elif sketch.mod_m.size and (inside := containment_mod_m(sketch, other)) >= self.containment:
+                record.contained_in.append((self.urls[candidate], round(inside, 4)))
+        if best is not None:
+            record.duplicate_of, record.duplicate_kind, record.duplicate_score = self.urls[best], "near", round(best_score, 4)
+            self.crawler.stats.inc_value("mirrorscope/duplicates/near")
+        else:
+            self._index(record.url, sketch)
 
 
 class StorePipeline:

@@ -95,6 +95,16 @@ SKETCH_SEED = 0x6D6972726F727363
 SKETCH_BATCH_SIZE = 32
 SKETCH_BATCH_INTERVAL = 0.1
 
+# --- near-duplicates during the crawl (crawler/pipelines.py DuplicatePipeline) -------------
+# Resemblance at which a page counts as a near-duplicate of an earlier one (the LSH bands
+# are chosen for it; candidates are confirmed with the MIN_s estimate).
+DUPLICATE_THRESHOLD = 0.8
+# MOD_m containment at which a page counts as lying inside an earlier one.
+CONTAINMENT_THRESHOLD = 0.8
+# Follow the links of duplicate pages too? Off: their links lead to copies of what the
+# original's links lead to, and a mirror must not double the crawl.
+EXPAND_DUPLICATES = False
+
 DOWNLOADER_MIDDLEWARES = {
     # Before robots.txt (100) so that a refused host is not even asked for robots.txt.
     "crawler.middlewares.HostPolicyMiddleware": 50,
@@ -102,6 +112,7 @@ DOWNLOADER_MIDDLEWARES = {
 ITEM_PIPELINES = {
     # Cheap first: sketches (per page) before the batched write.
     "crawler.pipelines.SketchPipeline": 300,
+    "crawler.pipelines.DuplicatePipeline": 500,
     "crawler.pipelines.StorePipeline": 900,
 }
 EXTENSIONS = {

@@ -13,6 +13,7 @@ from sqlalchemy import (
     JSON,
     BigInteger,
     Boolean,
+    Float,
     LargeBinary,
     DateTime,
     ForeignKey,
@@ -80,6 +81,13 @@ class Page(Base):
     fingerprint: Mapped[int | None] = mapped_column(BigInteger, index=True)
     title: Mapped[str | None] = mapped_column(Text)
     redirect_to: Mapped[str | None] = mapped_column(Text)
+    #: The earlier page this one duplicates (``identical`` content or ``near``: resemblance
+    #: above the crawl's threshold), found online during the crawl.
+    duplicate_of_id: Mapped[int | None] = mapped_column(
+        ForeignKey("pages.id", ondelete="SET NULL", name="fk_pages_duplicate_of"), index=True
+    )
+    duplicate_kind: Mapped[str | None] = mapped_column(String(16))
+    duplicate_score: Mapped[float | None] = mapped_column(Float)
 
 
 class Link(Base):
@@ -125,3 +133,45 @@ class Sketch(Base):
     too_short: Mapped[bool] = mapped_column(Boolean)
     fingerprint: Mapped[int] = mapped_column(BigInteger, index=True)
     data: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class Containment(Base):
+    """Page ``page_id`` lies mostly inside page ``container_id`` (Broder's containment)."""
+
+    __tablename__ = "containments"
+
+    page_id: Mapped[int] = mapped_column(ForeignKey("pages.id", ondelete="CASCADE"), primary_key=True)
+    container_id: Mapped[int] = mapped_column(ForeignKey("pages.id", ondelete="CASCADE"), primary_key=True)
+    containment: Mapped[float] = mapped_column(Float)
+    source: Mapped[str] = mapped_column(String(16))
+
+
+class DuplicateCluster(Base):
+    """A cluster of near-duplicate pages from an offline pass (``mirror-report detect``)."""
+
+    __tablename__ = "duplicate_clusters"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    method: Mapped[str] = mapped_column(String(32), index=True)
+    representative_id: Mapped[int] = mapped_column(ForeignKey("pages.id", ondelete="CASCADE"))
+    size: Mapped[int] = mapped_column(Integer)
+    identical: Mapped[bool] = mapped_column(Boolean)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class DuplicateClusterMember(Base):
+    __tablename__ = "duplicate_cluster_members"
+
+    cluster_id: Mapped[int] = mapped_column(ForeignKey("duplicate_clusters.id", ondelete="CASCADE"), primary_key=True)
+    page_id: Mapped[int] = mapped_column(ForeignKey("pages.id", ondelete="CASCADE"), primary_key=True)
+
+
+class DuplicatePair(Base):
+    """Two pages whose estimated resemblance passed an offline pass's threshold."""
+
+    __tablename__ = "duplicate_pairs"
+
+    page_a: Mapped[int] = mapped_column(ForeignKey("pages.id", ondelete="CASCADE"), primary_key=True)
+    page_b: Mapped[int] = mapped_column(ForeignKey("pages.id", ondelete="CASCADE"), primary_key=True)
+    method: Mapped[str] = mapped_column(String(32), primary_key=True)
+    resemblance: Mapped[float] = mapped_column(Float)

@@ -57,3 +57,10 @@ class PageRecord:
     redirect_to: str | None = None
     links: list[LinkRecord] = field(default_factory=list)
     sketch: SketchRecord | None = None
+    #: URL of the earlier page this one duplicates, how ("identical" or "near") and the
+    #: estimated resemblance.
+    duplicate_of: str | None = None
+    duplicate_kind: str | None = None
+    duplicate_score: float | None = None
+    #: (container URL, containment) for earlier pages this one lies mostly inside.
+    contained_in: list[tuple[str, float]] = field(default_factory=list)

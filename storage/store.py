@@ -10,18 +10,18 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import Connection, Engine, delete, func, insert, select, update
+from sqlalchemy import Connection, Engine, bindparam, delete, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import aliased
 
 from storage.db import ensure_schema, make_engine
-from storage.models import CrawlRun, Host, Link, Page, Sketch
+from storage.models import Containment, CrawlRun, Host, Link, Page, Sketch
 from storage.records import PageRecord
 
 _IN_CHUNK = 500  # bound parameters per IN (...) list: far below every backend's limit
 _PAGE_COLUMNS = (
     "host_id", "crawl_run_id", "path", "depth", "status", "outcome", "error", "content_type",
-    "length", "fetched_at", "fingerprint", "title", "redirect_to",
+    "length", "fetched_at", "fingerprint", "title", "redirect_to", "duplicate_kind", "duplicate_score",
 )
 
 
@@ -104,6 +104,7 @@ class Store:
             page_ids = self._upsert_pages(conn, records, host_ids, run_id)
             self._replace_links(conn, records, page_ids)
             self._replace_sketches(conn, records, page_ids)
+            self._link_duplicates(conn, records, page_ids)
 
     def _upsert(self, conn: Connection, table: Any, rows: list[dict[str, Any]], key: str, columns: Sequence[str], keep_old: Sequence[str] = ()) -> None:
         dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
@@ -137,6 +138,7 @@ class Store:
                 "depth": r.depth, "status": r.status, "outcome": r.outcome, "error": r.error,
                 "content_type": r.content_type, "length": r.length, "fetched_at": r.fetched_at,
                 "fingerprint": to_signed64(r.fingerprint), "title": r.title, "redirect_to": r.redirect_to,
+                "duplicate_kind": r.duplicate_kind, "duplicate_score": r.duplicate_score,
             }
             for r in records
         ]
@@ -178,6 +180,33 @@ class Store:
         if rows:
             conn.execute(insert(Sketch), rows)
 
+    def _ids_of(self, conn: Connection, urls: Iterable[str], known: dict[str, int]) -> dict[str, int]:
+        missing = sorted(set(urls) - set(known))
+        found = dict(known)
+        for chunk in _chunks(missing):
+            found.update({url: pid for pid, url in conn.execute(select(Page.id, Page.url).where(Page.url.in_(chunk)))})
+        return found
+
+    def _link_duplicates(self, conn: Connection, records: list[PageRecord], page_ids: dict[str, int]) -> None:
+        """Resolve duplicate-of and contained-in URLs (earlier pages, maybe this batch's) to ids."""
+        referenced = [r.duplicate_of for r in records if r.duplicate_of] + [u for r in records for u, _ in r.contained_in]
+        ids = self._ids_of(conn, referenced, page_ids) if referenced else page_ids
+        updates = [
+            {"pid": page_ids[r.url], "dup": ids.get(r.duplicate_of) if r.duplicate_of else None}
+            for r in records
+        ]
+        conn.execute(update(Page).where(Page.id == bindparam("pid")).values(duplicate_of_id=bindparam("dup")), updates)
+        for chunk in _chunks([page_ids[r.url] for r in records]):
+            conn.execute(delete(Containment).where(Containment.page_id.in_(chunk)))
+        rows = [
+            {"page_id": page_ids[r.url], "container_id": ids[url], "containment": value, "source": "crawl"}
+            for r in records
+            for url, value in dict(r.contained_in).items()
+            if url in ids and ids[url] != page_ids[r.url]
+        ]
+        if rows:
+            conn.execute(insert(Containment), rows)
+
     # -- reads --------------------------------------------------------------------------
 
     def fetched_urls(self, run_id: int | None = None) -> set[str]:
@@ -187,11 +216,12 @@ class Store:
         with self.engine.connect() as conn:
             return set(conn.execute(query).scalars())
 
-    def unfetched_targets(self, run_id: int) -> list[tuple[str, int]]:
+    def unfetched_targets(self, run_id: int, from_duplicates: bool = True) -> list[tuple[str, int]]:
         """Link targets found by ``run_id`` that no page row holds yet, with their depth.
 
         This is the crawl frontier as the store knows it: after a hard kill the crawl
-        resumes from here, so nothing the killed process had queued is lost.
+        resumes from here, so nothing the killed process had queued is lost. Links on
+        pages recorded as duplicates count only when ``from_duplicates``.
         """
         target = aliased(Page)
         query = (
@@ -202,6 +232,8 @@ class Store:
             .group_by(Link.target_url)
             .order_by(func.min(Page.depth), Link.target_url)
         )
+        if not from_duplicates:
+            query = query.where(Page.duplicate_of_id.is_(None))
         with self.engine.connect() as conn:
             return [(url, depth) for url, depth in conn.execute(query)]
 

@@ -118,3 +118,23 @@ def test_bad_database_urls_give_one_line_errors(url: str, message: str) -> None:
     with pytest.raises(StoreError) as err:
         Store(url)
     assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_duplicates_and_containments_resolve_to_earlier_pages(db_url: str) -> None:
+    store = Store(db_url)
+    run = store.start_run([], {})
+    store.write_pages([page("http://a.test/orig", links=("http://a.test/x",))], run)
+    copy = page("http://b.test/copy", links=("http://b.test/y",), duplicate_of="http://a.test/orig", duplicate_kind="identical", duplicate_score=1.0)
+    part = page("http://b.test/part", contained_in=[("http://a.test/orig", 0.93), ("http://b.test/copy", 0.9)])
+    store.write_pages([copy, part], run)
+    rows = {p["url"]: p for p in store.pages()}
+    assert rows["http://b.test/copy"]["duplicate_of_id"] == rows["http://a.test/orig"]["id"]
+    assert rows["http://b.test/copy"]["duplicate_kind"] == "identical"
+    assert [u for u, _ in store.unfetched_targets(run, from_duplicates=False)] == ["http://a.test/x"]
+    assert [u for u, _ in store.unfetched_targets(run)] == ["http://a.test/x", "http://b.test/y"]
+    with store.engine.connect() as conn:
+        from storage.models import Containment
+
+        got = sorted((r.page_id, r.container_id, r.containment) for r in conn.execute(select(Containment)))
+    assert got == sorted([(rows["http://b.test/part"]["id"], rows["http://a.test/orig"]["id"], 0.93), (rows["http://b.test/part"]["id"], rows["http://b.test/copy"]["id"], 0.9)])
+    store.close()

@@ -193,6 +193,8 @@ class WebSpider(Spider):
         spider = super().from_crawler(crawler, *args, **kwargs)
         settings = crawler.settings
         spider.window = settings.getint("ANCHOR_WINDOW")
+        pipelines = settings.getwithbase("ITEM_PIPELINES")
+        spider.expansion_deferred = pipelines.get("crawler.pipelines.DuplicatePipeline") is not None
         spider.depth_limit = settings.getint("DEPTH_LIMIT")
         spider.url_max_length = settings.getint("URL_MAX_LENGTH")
         url = resolve_database_url(None, settings.get("DATABASE_URL"))
@@ -232,7 +234,8 @@ class WebSpider(Spider):
             if request is not None:
                 yield request
         if self.resumed:
-            for url, depth in self.store.unfetched_targets(self.run_id):
+            expand = self.crawler.settings.getbool("EXPAND_DUPLICATES")
+            for url, depth in self.store.unfetched_targets(self.run_id, from_duplicates=expand):
                 if self._follows(url, depth):
                     request = self._request(url, depth)
                     if request is not None:
@@ -256,6 +259,13 @@ class WebSpider(Spider):
             hostname = urlsplit(url).hostname or ""
             return any(hostname == h or hostname.endswith("." + h) for h in self.allowed_hosts)
         return True
+
+    def expand(self, outlinks: list[tuple[str, int]]) -> None:
+        """Schedule a page's outlinks (those still unseen, within the page budget)."""
+        for url, depth in outlinks:
+            request = self._request(url, depth)
+            if request is not None:
+                self.crawler.engine.crawl(request)
 
     def _request(self, url: str, depth: int) -> Request | None:
         if url in self.seen or (self.max_pages and self.scheduled >= self.max_pages):
@@ -297,6 +307,7 @@ class WebSpider(Spider):
         doc = canonical_document(response.text)  # type: ignore[attr-defined]
         base = normalize_url(url, doc.base_href) if doc.base_href else url
         record = self._record(url, depth, outcome, title=doc.title[:1000] or None, **fields)
+        outlinks: list[str] = []
         for anchor in doc.anchors:
             target = normalize_url(base or url, anchor.href, self.url_max_length)
             if target is None:
@@ -308,10 +319,13 @@ class WebSpider(Spider):
                 )
             )
             if target not in self.seen and self._follows(target, depth + 1):
-                request = self._request(target, depth + 1)
-                if request is not None:
-                    yield request
-        yield PageItem(record, doc.tokens)
+                outlinks.append(target)
+        pending = [(target, depth + 1) for target in dict.fromkeys(outlinks)]
+        if not self.expansion_deferred:
+            yield from filter(None, (self._request(u, d) for u, d in pending))
+            pending = []
+        # Otherwise scheduled by the duplicate pipeline once the page is known not to be one.
+        yield PageItem(record, doc.tokens, outlinks=pending)
 
     def _outcome(self, response: Response, content_type: str | None) -> str:
         if response.status >= 300:
