@@ -24,11 +24,19 @@ from typing import Any, NoReturn
 
 from rich.console import Console
 
-from crawler.report import crawl_report, render_csv, render_json, render_table, safe_text
+from crawler.report import (
+    crawl_report,
+    render_csv,
+    render_duplicates_csv,
+    render_duplicates_table,
+    render_json,
+    render_table,
+    safe_text,
+)
 from storage.db import StoreError, current_revision, head_revision, make_engine, resolve_database_url, upgrade
 from storage.store import Store
 
-COMMANDS = ("report", "crawl", "demo", "db")
+COMMANDS = ("report", "crawl", "demo", "db", "detect", "duplicates")
 DEMO_DATABASE = "mirrorscope-demo.db"
 
 
@@ -75,6 +83,16 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--seed", type=int, default=0, help="seed of the sandbox world")
     demo.add_argument("--port", type=int, default=0, help="port for the sandbox hosts (0: any free port)")
     _add_output(demo)
+
+    detect = commands.add_parser("detect", help="rerun offline detection over the store (near-duplicate clusters)")
+    _add_db(detect)
+    detect.add_argument("--threshold", type=float, default=0.5, help="resemblance that joins two pages (default 0.5, Broder's)")
+
+    duplicates = commands.add_parser("duplicates", help="near-duplicate clusters and containment pairs")
+    _add_db(duplicates)
+    duplicates.add_argument("--method", choices=("broder", "center", "super-shingles"), default="broder")
+    duplicates.add_argument("--limit", type=int, default=50, help="clusters shown in the table (all in JSON/CSV)")
+    _add_output(duplicates)
 
     db = commands.add_parser("db", help="database schema")
     db.add_argument("action", choices=("upgrade", "current"))
@@ -173,7 +191,9 @@ def _emit(report: dict[str, Any], fmt: str, output: str | None) -> None:
 
 
 def build_report(store: Store) -> dict[str, Any]:
-    return crawl_report(store.summary(), store.hosts(), store.runs())
+    report = crawl_report(store.summary(), store.hosts(), store.runs())
+    report |= {"duplicate_clusters": store.duplicate_clusters("broder"), "containment": store.containment_pairs()}
+    return report
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -182,6 +202,51 @@ def cmd_report(args: argparse.Namespace) -> int:
         _emit(build_report(store), args.format, args.output)
     finally:
         store.close()
+    return 0
+
+
+def cmd_detect(args: argparse.Namespace) -> int:
+    from crawler.detect import detect_duplicates
+
+    if not 0.0 < args.threshold <= 1.0:
+        raise UsageError(f"--threshold must be in (0, 1], not {args.threshold}")
+    store = _open_store(args.db)
+    console = Console(stderr=True)
+    try:
+        with console.status("clustering near-duplicate pages") as status:
+            summary = detect_duplicates(store, args.threshold, progress=lambda text: status.update(safe_text(text)))
+    finally:
+        store.close()
+    for method in ("broder", "center", "super-shingles"):
+        if method in summary:
+            found = summary[method]
+            console.print(f"{method}: {found['clusters']} clusters holding {found['pages_in_clusters']} of {summary['pages']} pages ({found['pairs']} pairs)")
+    console.print(f"containment pairs: {summary['containment_pairs']}")
+    return 0
+
+
+def duplicates_report(store: Store, method: str) -> dict[str, Any]:
+    return {"method": method, "duplicate_clusters": store.duplicate_clusters(method), "containment": store.containment_pairs()}
+
+
+def cmd_duplicates(args: argparse.Namespace) -> int:
+    store = _open_store(args.db)
+    try:
+        report = duplicates_report(store, args.method)
+    finally:
+        store.close()
+    if args.format == "json":
+        text = render_json(report)
+    elif args.format == "csv":
+        text = render_duplicates_csv(report)
+    else:
+        console = Console(file=open(args.output, "w", encoding="utf-8") if args.output else None)
+        render_duplicates_table(report, console, args.limit)
+        return 0
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
     return 0
 
 
@@ -252,6 +317,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
                 server.wait()
     store = _open_store(url)
     try:
+        from crawler.detect import detect_duplicates
+
+        detect_duplicates(store)
         report = build_report(store)
         stored = {p["url"] for p in store.pages()}
     finally:
@@ -287,7 +355,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help")):
         argv.insert(0, "report")
-    handlers = {"report": cmd_report, "crawl": cmd_crawl, "demo": cmd_demo, "db": cmd_db}
+    handlers = {
+        "report": cmd_report, "crawl": cmd_crawl, "demo": cmd_demo, "db": cmd_db,
+        "detect": cmd_detect, "duplicates": cmd_duplicates,
+    }
     try:
         args = build_parser().parse_args(argv)
         return handlers[args.command](args)

@@ -104,3 +104,39 @@ def render_table(report: dict[str, Any], console: Console) -> None:
     for h in report["hosts"]:
         hosts.add_row(Text(safe_text(h["host"])), Text(safe_text(h["ip"] or "-")), Text(safe_text(h["registrable_domain"] or "-")), str(h["pages"]))
     console.print(hosts)
+    if report.get("duplicate_clusters") or report.get("containment"):
+        render_duplicates_table({"method": "broder", **report}, console, limit=10)
+
+
+def render_duplicates_table(report: dict[str, Any], console: Console, limit: int) -> None:
+    clusters = report["duplicate_clusters"]
+    table = Table(title=f"Near-duplicate clusters ({safe_text(report['method'])}): {len(clusters)}", title_justify="left")
+    table.add_column("size", justify="right")
+    table.add_column("kind")
+    table.add_column("representative", overflow="fold")
+    table.add_column("other members", overflow="fold")
+    for cluster in clusters[:limit]:
+        others = cluster["members"][1:]
+        shown = ", ".join(safe_text(u) for u in others[:3]) + (f" (+{len(others) - 3} more)" if len(others) > 3 else "")
+        table.add_row(str(cluster["size"]), "identical" if cluster["identical"] else "near", Text(safe_text(cluster["representative"])), Text(shown))
+    console.print(table)
+    pairs = report["containment"]
+    contained = Table(title=f"Pages mostly inside another: {len(pairs)}", title_justify="left")
+    contained.add_column("page", overflow="fold")
+    contained.add_column("inside", overflow="fold")
+    contained.add_column("containment", justify="right")
+    for pair in pairs[:limit]:
+        contained.add_row(Text(safe_text(pair["page"])), Text(safe_text(pair["container"])), f"{pair['containment']:.2f}")
+    console.print(contained)
+
+
+def render_duplicates_csv(report: dict[str, Any]) -> str:
+    """One row per cluster member: cluster number, kind, representative, member."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["cluster", "size", "kind", "representative", "member"])
+    for number, cluster in enumerate(report["duplicate_clusters"], 1):
+        kind = "identical" if cluster["identical"] else "near"
+        for member in cluster["members"]:
+            writer.writerow([number, cluster["size"], kind, safe_cell(cluster["representative"]), safe_cell(member)])
+    return out.getvalue()

@@ -15,7 +15,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import aliased
 
 from storage.db import ensure_schema, make_engine
-from storage.models import Containment, CrawlRun, Host, Link, Page, Sketch
+from storage.models import Containment, CrawlRun, DuplicateCluster, DuplicateClusterMember, DuplicatePair, Host, Link, Page, Sketch
 from storage.records import PageRecord
 
 _IN_CHUNK = 500  # bound parameters per IN (...) list: far below every backend's limit
@@ -207,6 +207,72 @@ class Store:
         if rows:
             conn.execute(insert(Containment), rows)
 
+    def replace_duplicate_clusters(
+        self,
+        method: str,
+        clusters: Sequence[tuple[int, Sequence[int], bool]],
+        pairs: Sequence[tuple[int, int, float]],
+        containments: Sequence[tuple[int, int, float]],
+    ) -> None:
+        """Replace one offline method's results: clusters as (representative page id,
+        member page ids, identical), pairs (page a, page b, resemblance), containments
+        (page, container, containment)."""
+        now = _now()
+        with self.engine.begin() as conn:
+            conn.execute(delete(DuplicateCluster).where(DuplicateCluster.method == method))
+            conn.execute(delete(DuplicatePair).where(DuplicatePair.method == method))
+            conn.execute(delete(Containment).where(Containment.source == method))
+            for representative, members, identical in clusters:
+                cid = conn.execute(
+                    insert(DuplicateCluster)
+                    .values(method=method, representative_id=representative, size=len(members), identical=identical, created_at=now)
+                    .returning(DuplicateCluster.id)
+                ).scalar_one()
+                conn.execute(insert(DuplicateClusterMember), [{"cluster_id": cid, "page_id": m} for m in members])
+            if pairs:
+                conn.execute(insert(DuplicatePair), [{"page_a": a, "page_b": b, "method": method, "resemblance": r} for a, b, r in pairs])
+            rows = [{"page_id": a, "container_id": b, "containment": c, "source": method} for a, b, c in containments]
+            # A pair the crawl recorded already keeps the crawl's row.
+            if rows:
+                dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
+                conn.execute(dialect.insert(Containment).on_conflict_do_nothing(), rows)
+
+    def duplicate_clusters(self, method: str) -> list[dict[str, Any]]:
+        """Clusters of one method, largest first, with member URLs (representative first)."""
+        rep = aliased(Page)
+        with self.engine.connect() as conn:
+            clusters = conn.execute(
+                select(DuplicateCluster.id, DuplicateCluster.size, DuplicateCluster.identical, rep.url)
+                .join(rep, rep.id == DuplicateCluster.representative_id)
+                .where(DuplicateCluster.method == method)
+                .order_by(DuplicateCluster.size.desc(), rep.url)
+            ).all()
+            members = conn.execute(
+                select(DuplicateClusterMember.cluster_id, Page.url)
+                .join(Page, Page.id == DuplicateClusterMember.page_id)
+                .join(DuplicateCluster, DuplicateCluster.id == DuplicateClusterMember.cluster_id)
+                .where(DuplicateCluster.method == method)
+                .order_by(Page.url)
+            ).all()
+        by_cluster: dict[int, list[str]] = {}
+        for cid, url in members:
+            by_cluster.setdefault(cid, []).append(url)
+        return [
+            {"size": size, "identical": identical, "representative": url, "members": [url] + [m for m in by_cluster.get(cid, []) if m != url]}
+            for cid, size, identical, url in clusters
+        ]
+
+    def containment_pairs(self) -> list[dict[str, Any]]:
+        container = aliased(Page)
+        query = (
+            select(Page.url.label("page"), container.url.label("container"), Containment.containment, Containment.source)
+            .join(Page, Page.id == Containment.page_id)
+            .join(container, container.id == Containment.container_id)
+            .order_by(Containment.containment.desc(), Page.url)
+        )
+        with self.engine.connect() as conn:
+            return [dict(r) for r in conn.execute(query).mappings()]
+
     # -- reads --------------------------------------------------------------------------
 
     def fetched_urls(self, run_id: int | None = None) -> set[str]:
@@ -262,6 +328,12 @@ class Store:
         with self.engine.connect() as conn:
             rows = conn.execute(query).mappings().all()
         return [dict(r) | {"seed": from_signed64(r["seed"]), "fingerprint": from_signed64(r["fingerprint"]), "data": bytes(r["data"])} for r in rows]
+
+    def sketch_blobs(self, scheme: str) -> tuple[list[int], list[bytes]]:
+        """Page ids and sketch bytes of one scheme, for offline passes (no joins)."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(Sketch.page_id, Sketch.data).where(Sketch.scheme == scheme).order_by(Sketch.page_id)).all()
+        return [r[0] for r in rows], [bytes(r[1]) for r in rows]
 
     def hosts(self) -> list[dict[str, Any]]:
         pages = func.count(Page.id).label("pages")

@@ -133,6 +133,29 @@ def test_duplicates_are_recorded_and_their_links_not_followed(sandbox: Sandbox, 
     store.close()
 
 
+def test_offline_clusters_pair_mirrored_pages_and_not_the_decoy(sandbox: Sandbox, sqlite_url: str) -> None:
+    crawl(sandbox, sqlite_url)
+    result = mirror_report("detect", "--db", sqlite_url)
+    assert result.returncode == 0, result.stderr
+    store = Store(sqlite_url)
+    port = sandbox.server.port
+    for method in ("broder", "center", "super-shingles"):
+        cluster_of = {u: n for n, c in enumerate(store.duplicate_clusters(method)) for u in c["members"]}
+        pairs = 0
+        for url in store.fetched_urls():
+            if url.startswith(f"http://docs.pyref.org:{port}/") and url.endswith(".html"):
+                twin = url.replace("docs.pyref.org", "pydocs.fastmirror.net")
+                decoy = url.replace("docs.pyref.org", "docs.rubicon-lang.org")
+                if twin in cluster_of or url in cluster_of:
+                    assert cluster_of.get(twin) == cluster_of.get(url), (method, url)
+                    pairs += 1
+                assert decoy not in cluster_of or cluster_of.get(decoy) != cluster_of.get(url), (method, decoy)
+        assert pairs > 40, method
+    json_report = mirror_report("duplicates", "--db", sqlite_url, "--format", "json")
+    assert json_report.returncode == 0 and '"duplicate_clusters"' in json_report.stdout
+    store.close()
+
+
 def test_links_keep_anchor_text_and_word_windows(sandbox: Sandbox, sqlite_url: str) -> None:
     crawl(sandbox, sqlite_url, "-s", "ANCHOR_WINDOW=3")
     store = Store(sqlite_url)
