@@ -6,8 +6,9 @@ politeness; each configuration runs ``--runs`` times and the medians are compare
 
     python benchmarks/crawl.py [--pages 1000] [--links 300] [--runs 3]
 
-A third configuration, ours without the sketch pipeline, gives the sketch's cost as a
-ratio of crawl throughput (issue 3: on vs off >= 0.8).
+Two more configurations give costs as ratios of crawl throughput: ours without the
+sketch pipeline (issue 3: on vs off >= 0.8) and ours with sketches but without the online
+duplicate index (issue 4: within 10%).
 
 Last line: ``plain_pages_s=X ours_pages_s=Y ratio=Y/X bytes_per_page=Z`` (Z: the SQLite
 store's size, WAL checkpointed, divided by the pages stored).
@@ -32,6 +33,7 @@ from crawler.sandbox import SandboxServer, build_linkheavy_world  # noqa: E402
 
 PER_HOST = 8  # one host: the per-host limit is the crawl's concurrency
 NO_SKETCH = {"crawler.pipelines.StorePipeline": 900}
+NO_INDEX = {"crawler.pipelines.SketchPipeline": 300, "crawler.pipelines.StorePipeline": 900}
 
 
 def _rate(stats: dict) -> tuple[float, int]:
@@ -76,7 +78,7 @@ def main() -> None:
         hosts = Path(tmp, "hosts")
         hosts.write_text(world.hosts_file_text())
         seed = world.seeds(server.port)[0]
-        plain, ours, sizes, unsketched = [], [], [], []
+        plain, ours, sizes, unsketched, unindexed = [], [], [], [], []
         for run in range(args.runs):
             rate, pages = run_plain(seed, hosts)
             plain.append(rate)
@@ -88,10 +90,15 @@ def main() -> None:
             rate, stored, _ = run_ours(seed, hosts, Path(tmp, "ours.db"), "-s", f"ITEM_PIPELINES={json.dumps(NO_SKETCH)}")
             unsketched.append(rate)
             print(f"run {run + 1}: the same without sketches {rate:7.1f} pages/s ({stored} pages stored)", flush=True)
+            rate, stored, _ = run_ours(seed, hosts, Path(tmp, "ours.db"), "-s", f"ITEM_PIPELINES={json.dumps(NO_INDEX)}")
+            unindexed.append(rate)
+            print(f"run {run + 1}: sketches, no duplicate index {rate:7.1f} pages/s ({stored} pages stored)", flush=True)
     p, o = statistics.median(plain), statistics.median(ours)
     u = statistics.median(unsketched)
     print(f"medians over {args.runs} runs: plain {p:.1f} pages/s, ours {o:.1f} pages/s, ratio {o / p:.2f}")
+    i = statistics.median(unindexed)
     print(f"sketch pipeline on vs off: {o:.1f} / {u:.1f} pages/s = {o / u:.2f}")
+    print(f"online duplicate index on vs off: {o:.1f} / {i:.1f} pages/s = {o / i:.2f}")
     print(f"plain_pages_s={p:.1f} ours_pages_s={o:.1f} ratio={o / p:.2f} bytes_per_page={int(statistics.median(sizes))}")
 
 
