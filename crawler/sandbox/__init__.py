@@ -2,13 +2,15 @@
 
 `build_world` makes the standard small web (a portal, four original sites,
 an exact, a prefix and a partial mirror, a decoy, hobby sites and a host of
-broken pages); `build_linkheavy_world` makes one host of link-dense pages for
-throughput benchmarks; `SandboxServer` serves either on 127.0.1.x addresses;
+broken pages); `hard_mirrors=True` adds harder mirrors and decoys, `spam=True`
+spam hosts and traps, and `build_full_world` turns both on.
+`build_linkheavy_world` makes one host of link-dense pages for throughput
+benchmarks; `SandboxServer` serves any of them on 127.x addresses;
 `World.ground_truth` says what a correct crawl of it finds.
 """
 
-from .model import Host, Resource, World
+from .model import Host, Resource, World, is_browser
 from .server import SandboxServer
-from .world import build_linkheavy_world, build_world
+from .world import build_full_world, build_linkheavy_world, build_world
 
-__all__ = ["Host", "Resource", "World", "SandboxServer", "build_world", "build_linkheavy_world"]
+__all__ = ["Host", "Resource", "World", "SandboxServer", "build_world", "build_full_world", "build_linkheavy_world", "is_browser"]

@@ -1,4 +1,4 @@
-"""Run the standard sandbox: ``python -m crawler.sandbox --port 8080 --seed 0 --out DIR``.
+"""Run the sandbox: ``python -m crawler.sandbox --port 8080 --seed 0 --out DIR [--full]``.
 
 Writes DIR/hosts (/etc/hosts format), DIR/seeds.txt and DIR/truth.json once
 every socket is listening, then serves until SIGINT or SIGTERM.
@@ -37,6 +37,9 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, required=True, help="directory for hosts, seeds.txt and truth.json")
     parser.add_argument("--latency", type=float, default=0.0, help="extra seconds before every response")
     parser.add_argument("--no-hostile", action="store_true", help="leave out the host of broken pages")
+    parser.add_argument("--hard-mirrors", action="store_true", help="add the harder mirrors and their decoys")
+    parser.add_argument("--spam", action="store_true", help="add spam hosts, a link farm and a calendar trap")
+    parser.add_argument("--full", action="store_true", help="the full world: --hard-mirrors and --spam")
     return parser.parse_args(argv)
 
 
@@ -53,7 +56,12 @@ def main(argv: list[str] | None = None) -> int:
     done = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: done.set())
-    world = build_world(args.seed, hostile=not args.no_hostile)
+    world = build_world(
+        args.seed,
+        hostile=not args.no_hostile,
+        hard_mirrors=args.hard_mirrors or args.full,
+        spam=args.spam or args.full,
+    )
     server = SandboxServer(world, port=args.port, latency=args.latency)
     try:
         args.out.mkdir(parents=True, exist_ok=True)

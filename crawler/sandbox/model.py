@@ -19,6 +19,25 @@ PORT_MARK = "@@PORT@@"
 _PORT_MARK_BYTES = PORT_MARK.encode("ascii")
 
 
+# What makes a User-Agent a mainstream browser's, for cloaking hosts: a crawler
+# that announces itself (or sends no User-Agent at all) is never one.
+_BROWSER_ENGINES = ("Chrome/", "Firefox/", "Safari/")
+_ROBOT_WORDS = ("bot", "crawl", "spider", "mirrorscope")
+
+
+def is_browser(user_agent: str | None) -> bool:
+    """True for a mainstream browser's User-Agent, False for crawlers, tools and None.
+
+    ``Mozilla/5.0`` plus a Chrome, Firefox or Safari token, and none of
+    "bot", "crawl", "spider", "mirrorscope" (any case): Googlebot's
+    ``Mozilla/5.0 (compatible; Googlebot/2.1; ...)`` is therefore a crawler.
+    """
+    if not user_agent or "Mozilla/5.0" not in user_agent:
+        return False
+    lowered = user_agent.lower()
+    return any(e in user_agent for e in _BROWSER_ENGINES) and not any(w in lowered for w in _ROBOT_WORDS)
+
+
 def port_suffix(port: int) -> str:
     """The ``:port`` part of a URL authority; empty for HTTP's default port."""
     return "" if port == 80 else f":{port}"
@@ -53,11 +72,18 @@ class Host:
     """A named web host: its address, its role in the world and its pages.
 
     Roles: "portal", "original", "mirror", "prefix-mirror", "partial-mirror",
-    "decoy", "hostile", "other" (small unrelated sites) and "linkheavy". `of`
-    names the original a mirror copies (or whose paths a decoy imitates)
-    and `prefix` is where that copy lives on this host ("/pub/x/" for a prefix
+    "decoy", "hostile", "other" (small unrelated sites) and "linkheavy"; the
+    harder worlds add the mirror roles "repackaged-mirror",
+    "reserialised-mirror", "stale-mirror" and "alias", and the spam roles
+    "link-farm", "doorway", "cloaking" and "hidden-text". `of` names the
+    original a mirror copies (or whose paths or name a decoy imitates) and
+    `prefix` is where that copy lives on this host ("/pub/x/" for a prefix
     mirror). `dynamic`, when set, answers paths missing from `resources`, so
-    generated spaces (link farms, calendar traps) need not be stored.
+    generated spaces (link farms, calendar traps) need not be stored;
+    `unbounded` lists the path prefixes of such spaces, which the ground-truth
+    walk enters but never enumerates. `cloak`, when set, is asked first with
+    the path and the request's User-Agent (None when absent): a non-None answer
+    replaces the normal one. `resources` is therefore what a crawler gets.
     """
 
     name: str
@@ -67,22 +93,44 @@ class Host:
     of: str | None = None
     prefix: str = "/"
     dynamic: Callable[[str], Resource | None] | None = field(default=None, repr=False)
+    unbounded: tuple[str, ...] = ()
+    cloak: Callable[[str, str | None], Resource | None] | None = field(default=None, repr=False)
 
-    def resolve(self, path: str) -> Resource | None:
-        """The response for `path` (query string included), or None for a 404."""
+    def resolve(self, path: str, user_agent: str | None = None) -> Resource | None:
+        """The response for `path` (query string included) to `user_agent`, or None for a 404.
+
+        Only a host with `cloak` looks at the User-Agent; None (no header)
+        gets what crawlers get.
+        """
+        if self.cloak is not None:
+            cloaked = self.cloak(path, user_agent)
+            if cloaked is not None:
+                return cloaked
         found = self.resources.get(path)
         if found is None and self.dynamic is not None:
             return self.dynamic(path)
         return found
 
+    def in_unbounded(self, path: str) -> bool:
+        """True when `path` lies in one of the host's generated, unbounded URL spaces."""
+        return bool(self.unbounded) and path != "/robots.txt" and path.startswith(self.unbounded)
+
 
 @dataclass
 class World:
-    """A deterministic set of hosts plus the crawl's entry points."""
+    """A deterministic set of hosts plus the crawl's entry points.
+
+    `features` names the optional parts a world was built with ("hard-mirrors",
+    "spam"); the ground truth of a world with features carries extra keys.
+    `decoy_pairs` lists (host, host, kind) pairs that must not be reported as
+    mirrors beyond those the "decoy" roles imply.
+    """
 
     seed: int
     hosts: list[Host]
     seed_paths: list[tuple[str, str]]  # (host name, path) crawl entry points
+    features: tuple[str, ...] = ()
+    decoy_pairs: list[tuple[str, str, str]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._by_name = {h.name: h for h in self.hosts}

@@ -3,7 +3,8 @@
 One listening socket per distinct address of the world, all on the same port,
 accepted by a single thread and answered by one thread per connection.
 Requests are routed by the Host header, so several hosts may share an address
-(virtual hosting) and the listening address never decides which site answers.
+(virtual hosting) and the listening address never decides which site answers;
+the User-Agent header is passed on, for hosts that cloak (`Host.cloak`).
 """
 
 from __future__ import annotations
@@ -112,7 +113,7 @@ class _Handler(BaseHTTPRequestHandler):
         name = (self.headers.get("Host") or "").rsplit(":", 1)[0].strip().lower()
         sandbox.stats.begin(name, self.path)
         try:
-            resource = sandbox.lookup(name, self.path)
+            resource = sandbox.lookup(name, self.path, self.headers.get("User-Agent"))
             if not sandbox.pause(sandbox.latency + resource.delay):
                 self.close_connection = True
                 return
@@ -276,10 +277,10 @@ class SandboxServer:
 
     # -- request side -------------------------------------------------------
 
-    def lookup(self, host: str, path: str) -> Resource:
-        """The response for `path` on the host named `host`."""
+    def lookup(self, host: str, path: str, user_agent: str | None = None) -> Resource:
+        """The response for `path` on the host named `host`, as sent to `user_agent`."""
         found = self.world.find(host)
-        resource = found.resolve(path) if found else None
+        resource = found.resolve(path, user_agent) if found else None
         return (resource or NOT_FOUND).at_port(self.port)
 
     def pause(self, seconds: float) -> bool:

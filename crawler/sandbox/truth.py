@@ -11,6 +11,17 @@ Outcomes name what a correct crawler should conclude about each URL:
 nothing), ``non-html``, ``too-large`` (body, or gzip-inflated body, over
 `MAX_BODY_BYTES`), ``reset`` (connection closed without an answer),
 ``redirect``, ``redirect-loop`` and ``http-<status>`` for other statuses.
+
+Unbounded URL spaces (a link farm's hosts, a calendar trap's prefix:
+`Host.unbounded`) are entered but never enumerated: a URL in such a space is
+walked when a page outside every such space links to it (an *entry*), and the
+links found on it are recorded as edges, but of their targets only those
+outside every unbounded space are walked. ``pages`` is therefore the bounded
+set a crawler with trap and spam defences should fetch: every bounded page
+reachable from the seeds plus the entries.
+
+Worlds built with optional parts (`World.features`) get extra keys; the
+standard world's truth is exactly what it always was.
 """
 
 from __future__ import annotations
@@ -33,8 +44,23 @@ if TYPE_CHECKING:
 MAX_BODY_BYTES = 10 * 2**20
 MAX_REDIRECTS = 10
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
-MIRROR_ROLES = frozenset({"mirror", "prefix-mirror", "partial-mirror"})
-USER_AGENT = "mirrorscope"
+MIRROR_ROLES = frozenset(
+    {"mirror", "prefix-mirror", "partial-mirror", "repackaged-mirror", "reserialised-mirror", "stale-mirror", "alias"}
+)
+MIRROR_KINDS = {
+    "mirror": "exact",
+    "prefix-mirror": "prefix",
+    "partial-mirror": "partial",
+    "repackaged-mirror": "repackaged",
+    "reserialised-mirror": "reserialised",
+    "stale-mirror": "stale",
+    "alias": "alias",
+}
+SPAM_ROLES = frozenset({"link-farm", "doorway", "cloaking", "hidden-text"})
+USER_AGENT = "mirrorscope"  # the walk's User-Agent: a crawler, so cloaking hosts serve it their spam
+BROWSER_USER_AGENT = (
+    "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36"
+)
 
 # Bytes that never occur in text; a page made mostly of them is noise.
 _NOISE = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f\ufffd]")
@@ -78,6 +104,33 @@ def _inflated(resource: Resource) -> bytes | None:
     return None if len(body) > MAX_BODY_BYTES else body
 
 
+def visible_words(body: bytes) -> list[str]:
+    """The words of a page's body text, lower-cased; scripts, styles and comments left out.
+
+    Every element boundary separates words, so re-indenting a page (which
+    only adds whitespace between elements) leaves its words unchanged.
+    """
+    try:
+        document = lxml.html.document_fromstring(body)
+    except ParserError:
+        return []
+    for junk in document.xpath("//script|//style|//noscript"):
+        junk.drop_tree()
+    page = document.find("body")
+    if page is None:
+        return []
+    return [w for text in page.itertext() for w in re.findall(r"\w+", text.lower())]
+
+
+def _contains(outer: list[str], inner: list[str]) -> bool:
+    """True when `inner` occurs as a contiguous run of `outer`."""
+    return f" {' '.join(inner)} " in f" {' '.join(outer)} "
+
+
+def _same_24(a: str, b: str) -> bool:
+    return a.rsplit(".", 1)[0] == b.rsplit(".", 1)[0]
+
+
 def _location(resource: Resource) -> str | None:
     return next((v for k, v in resource.headers if k.lower() == "location"), None)
 
@@ -89,6 +142,8 @@ class _Walk:
         self.world = world
         self.port = port
         self.outcomes: dict[str, str] = {}
+        self.depth: dict[str, int] = {}  # links from the nearest seed
+        self.frontier: set[str] = set()  # unbounded URLs linked from unbounded pages, never walked
         self.edges: set[tuple[str, str]] = set()
         self.link_count = 0
         self.disallowed: set[str] = set()
@@ -100,7 +155,7 @@ class _Walk:
 
     def run(self) -> None:
         for url in self.world.seeds(self.port):
-            self._enqueue(url)
+            self._enqueue(url, 0)
         while self._queue:
             self._visit(self._queue.popleft())
 
@@ -117,10 +172,15 @@ class _Walk:
         path = parts.path or "/"
         return host, path + ("?" + parts.query if parts.query else "")
 
-    def _fetch(self, url: str) -> Resource | None:
+    def _fetch(self, url: str, user_agent: str = USER_AGENT) -> Resource | None:
         located = self._locate(url)
-        found = located[0].resolve(located[1]) if located else None
+        found = located[0].resolve(located[1], user_agent) if located else None
         return found.at_port(self.port) if found else None
+
+    def _unbounded(self, url: str) -> bool:
+        """True when `url` lies in a host's unbounded (generated) URL space."""
+        located = self._locate(url)
+        return located is not None and located[0].in_unbounded(located[1])
 
     def _allowed(self, host: Host, url: str) -> bool:
         if host.name not in self._robots:
@@ -131,7 +191,7 @@ class _Walk:
             self._robots[host.name] = parser
         return self._robots[host.name].can_fetch(USER_AGENT, url)
 
-    def _enqueue(self, url: str) -> None:
+    def _enqueue(self, url: str, depth: int) -> None:
         if url in self._seen or url in self.disallowed:
             return
         located = self._locate(url)
@@ -141,6 +201,7 @@ class _Walk:
             self.disallowed.add(url)
             return
         self._seen.add(url)
+        self.depth[url] = depth
         self._queue.append(url)
 
     def _visit(self, url: str) -> None:
@@ -149,12 +210,12 @@ class _Walk:
             self.outcomes[url] = self._redirect_outcome(url)
             target = _location(resource)
             if target:
-                self._enqueue(urldefrag(urljoin(url, target)).url)
+                self._enqueue(urldefrag(urljoin(url, target)).url, self.depth[url] + 1)
             return
         self.outcomes[url] = classify(resource)
         if self.outcomes[url] == "ok":
             assert resource is not None
-            self._follow_links(url, resource.body)
+            self._follow_links(url, resource.body, inside=self._unbounded(url))
 
     def _redirect_outcome(self, url: str) -> str:
         """``redirect`` if the chain from `url` ends, ``redirect-loop`` if it cycles."""
@@ -170,18 +231,23 @@ class _Walk:
             chain.append(following)
         return "redirect-loop"
 
-    def _follow_links(self, url: str, body: bytes) -> None:
+    def _follow_links(self, url: str, body: bytes, inside: bool = False) -> None:
+        """Record the page's links and walk their targets; from an unbounded page (`inside`), bounded targets only."""
         try:
             document = lxml.html.document_fromstring(body)
         except ParserError:
             return
+        depth = self.depth[url] + 1
         for anchor in document.iter("a"):
             href = anchor.get("href")
             target = None if href is None else self._resolve(url, href.strip())
             if target is not None:
                 self.link_count += 1
                 self.edges.add((url, target))
-                self._enqueue(target)
+                if inside and self._unbounded(target):
+                    self.frontier.add(target)
+                else:
+                    self._enqueue(target, depth)
 
     def _resolve(self, url: str, href: str) -> str | None:
         """The absolute http(s) URL `href` on page `url` points to, fragment dropped."""
@@ -212,17 +278,39 @@ class _Walk:
                 continue
             original = self._html_paths(host.of, "/")
             copy = self._html_paths(host.name, host.prefix)
-            found.append(
-                {
-                    "a": self.world.url(host.of, "/", self.port),
-                    "b": self.world.url(host.name, host.prefix, self.port),
-                    "level": "full" if original <= copy else "partial",
-                    "a_pages": len(original),
-                    "b_pages": len(copy),
-                    "shared": len(original & copy),
-                }
-            )
+            entry = {
+                "a": self.world.url(host.of, "/", self.port),
+                "b": self.world.url(host.name, host.prefix, self.port),
+                "level": "full" if original <= copy else "partial",
+                "a_pages": len(original),
+                "b_pages": len(copy),
+                "shared": len(original & copy),
+            }
+            if self.world.features:
+                entry |= self._compare(host, sorted(original & copy))
+            found.append(entry)
         return found
+
+    def _compare(self, copy: Host, shared: list[str]) -> dict[str, Any]:
+        """How a copy's shared pages relate to the original's: bytes, text, addresses."""
+        assert copy.of is not None
+        original = self.world.host(copy.of)
+        root_a, root_b = self.world.url(original.name, "/", self.port), self.world.url(copy.name, copy.prefix, self.port)
+        identical = kept = 0
+        for path in shared:
+            a, b = self._fetch(root_a + path), self._fetch(root_b + path)
+            assert a is not None and b is not None
+            identical += a.body == b.body
+            kept += _contains(visible_words(b.body), visible_words(a.body))
+        return {
+            "kind": MIRROR_KINDS[copy.role],
+            "identical": identical,  # shared pages byte for byte the same
+            "text_kept": kept,  # shared pages whose copy contains the original's body text
+            "a_ip": original.ip,
+            "b_ip": copy.ip,
+            "same_ip": original.ip == copy.ip,
+            "same_24": _same_24(original.ip, copy.ip),
+        }
 
     def _decoys(self) -> list[list[str]]:
         pairs: list[list[str]] = []
@@ -234,11 +322,62 @@ class _Walk:
             pairs.extend([name, decoy.name] for name in lookalikes)
         return pairs
 
+    def _decoy_kinds(self) -> list[dict[str, str]]:
+        """Every decoy pair with what makes it look like a mirror; explicit pairs name their kind."""
+        kinds: dict[tuple[str, str], str] = {(a, b): "same-paths" for a, b in self._decoys()}
+        for a, b, kind in self.world.decoy_pairs:
+            kinds[(a, b)] = kind
+        return [{"a": a, "b": b, "kind": kind} for (a, b), kind in kinds.items()]
+
+    def _extended(self, pages: list[str]) -> dict[str, Any]:
+        """The keys only worlds with optional parts have."""
+        hosts = self.world.hosts
+        frontier = self.frontier - self._seen
+        spam = {h.name: h.role for h in hosts if h.role in SPAM_ROLES}
+        by_host: dict[str, list[str]] = {}
+        for url in pages:
+            by_host.setdefault(urlsplit(url).hostname or "", []).append(url)
+        unbounded = {}
+        for h in hosts:
+            if not h.unbounded:
+                continue
+            root = self.world.url(h.name, "", self.port)
+            inside = [u for u in by_host.get(h.name, []) if self._unbounded(u)]
+            unbounded[h.name] = {
+                "kind": "link-farm" if h.role == "link-farm" else "trap",
+                "prefixes": list(h.unbounded),
+                "entries": inside,
+                "frontier": sum(1 for u in frontier if u.startswith(root + "/")),
+            }
+        cloaked = []
+        for h in hosts:
+            if h.cloak is None:
+                continue
+            for url in by_host.get(h.name, []):
+                crawler, browser = self._fetch(url), self._fetch(url, BROWSER_USER_AGENT)
+                if crawler is not None and browser is not None and crawler.body != browser.body:
+                    cloaked.append(url)
+        depth: dict[str, int] = {}
+        for url in pages:
+            name = urlsplit(url).hostname or ""
+            depth[name] = min(depth.get(name, self.depth[url]), self.depth[url])
+        return {
+            "features": list(self.world.features),
+            "decoy_kinds": self._decoy_kinds(),
+            "spam_hosts": sorted(spam),
+            "spam": spam,
+            "trap_hosts": {h.name: list(h.unbounded) for h in hosts if h.unbounded},
+            "good_hosts": sorted(h.name for h in hosts if h.role not in SPAM_ROLES and h.role != "hostile"),
+            "unbounded": unbounded,
+            "cloaked": cloaked,
+            "host_depth": {h.name: depth[h.name] for h in hosts if h.name in depth},
+        }
+
     def report(self) -> dict[str, Any]:
         pages = sorted(self.outcomes)
         html_pages = [u for u in pages if self.outcomes[u] == "ok"]
         hostile = {h.name for h in self.world.hosts if h.role == "hostile"}
-        return {
+        report = {
             "seeds": self.world.seeds(self.port),
             "hosts": {
                 h.name: {"ip": h.ip, "role": h.role, "of": h.of, "prefix": h.prefix} for h in self.world.hosts
@@ -250,7 +389,7 @@ class _Walk:
             "edges": [list(e) for e in sorted(self.edges)],
             "robots_disallowed": sorted(self.disallowed),
             "mirrors": self._mirrors(),
-            "decoys": self._decoys(),
+            "decoys": [[d["a"], d["b"]] for d in self._decoy_kinds()] if self.world.features else self._decoys(),
             "hostile": {u: self.outcomes[u] for u in pages if urlsplit(u).hostname in hostile},
             "counts": {
                 "hosts": len(self.world.hosts),
@@ -260,3 +399,8 @@ class _Walk:
                 "edges": len(self.edges),
             },
         }
+        if self.world.features:
+            report |= self._extended(pages)
+            report["counts"]["unbounded_entries"] = sum(len(u["entries"]) for u in report["unbounded"].values())
+            report["counts"]["frontier"] = len(self.frontier - self._seen)
+        return report

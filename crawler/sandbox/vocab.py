@@ -253,12 +253,132 @@ TRAVEL = Vocabulary(
         late already"""),
 )
 
+# The harder worlds' small sites: workshops and trades, health practices,
+# outdoor clubs. Added after the first four topics, which they do not change.
+CRAFTS = Vocabulary(
+    nouns=_words("""
+        workshop bench vice chisel plane saw drill bit clamp lathe kiln wheel
+        glaze clay slip stoneware porcelain earthenware bowl jug mug vase
+        timber plank board joint dovetail mortise tenon dowel screw nail glue
+        varnish stain oil wax finish grain knot offcut veneer plywood oak ash
+        walnut pine beech cherry maple birch cabinet drawer shelf frame door
+        hinge handle pipe valve tap boiler radiator cistern washer seal leak
+        drain fitting solder flux torch wrench spanner gauge meter fuse cable
+        socket switch circuit bracket hook rail panel tile grout mortar brick
+        plaster paint brush roller sander file rasp template pattern sketch
+        measure tape square level pencil apron glove
+        project commission repair restoration quote estimate invoice
+        apprentice maker member volunteer tool toolbox cupboard kit printer
+        filament resin laser cutter router jig stool chair table bed trunk
+        chest box tray frame loom yarn thread fabric stitch seam quilt"""),
+    verbs=_words("""
+        cut plane sand drill clamp glue join fit shape carve turn throw trim
+        fire glaze polish varnish stain seal fix repair replace restore
+        measure mark check level square fasten screw tighten loosen solder
+        wire flush bleed drain install assemble dismantle build craft design
+        sketch prototype print engrave weld forge sharpen hone oil wax dust
+        sweep label sort store lend borrow teach practise finish paint
+        stitch weave sew knit quilt"""),
+    adjectives=_words("""
+        handmade wooden rough smooth sharp blunt solid hollow sturdy
+        wobbly square straight curved flush tight loose seasoned green dry
+        damp glazed unglazed matt glossy rustic delicate robust reclaimed
+        salvaged antique vintage bespoke practical tidy messy leaky blocked
+        copper brass steel galvanised insulated portable electric manual
+        heavy light fine coarse precise"""),
+    adverbs=_words("""
+        neatly firmly gently patiently roughly precisely securely evenly
+        carefully properly"""),
+)
+
+HEALTH = Vocabulary(
+    nouns=_words("""
+        patient clinic appointment practice dentist hygienist nurse therapist
+        teacher student class session course lesson breath posture pose
+        stretch spine hip shoulder knee ankle wrist neck jaw tooth gum enamel
+        filling crown brace implant check-up cleaning x-ray anaesthetic
+        treatment therapy exercise routine habit diet sleep stress tension
+        balance strength flexibility mobility recovery injury pain ache
+        symptom condition referral prescription insurance fee payment form
+        waiting reception surgery practitioner mat block strap cushion studio
+        retreat workshop beginner level meditation relaxation mindfulness
+        awareness energy rhythm movement sequence series timetable booking
+        cancellation policy consent record assessment plan advice leaflet
+        toothbrush floss mouthwash fluoride sugar snack water hydration child
+        parent family adult senior wellbeing health hygiene prevention"""),
+    verbs=_words("""
+        book cancel reschedule examine clean polish fill brush floss rinse
+        stretch breathe relax bend twist hold release lengthen strengthen
+        balance rest recover heal ease soothe prevent treat assess refer
+        prescribe advise recommend register attend practise guide adjust
+        support protect restore improve reduce monitor review welcome
+        remind"""),
+    adjectives=_words("""
+        gentle painless routine regular urgent healthy sensitive sore stiff
+        tight relaxed calm mindful restorative dynamic beginner intermediate
+        advanced private affordable friendly experienced qualified
+        registered preventive cosmetic orthodontic therapeutic daily weekly
+        morning evening quiet bright spacious accessible comfortable
+        supportive flexible strong steady"""),
+    adverbs=_words("""
+        gently regularly slowly calmly daily safely comfortably deeply
+        steadily"""),
+)
+
+OUTDOORS = Vocabulary(
+    nouns=_words("""
+        kayak canoe paddle blade spraydeck buoyancy aid helmet drysuit
+        wetsuit tide current eddy rapid weir river estuary creek bay cove
+        headland beach slipway launch landing portage channel swell wave
+        wind gust forecast chart compass map route trip session coach
+        instructor member beginner course award club clubhouse boathouse
+        trailer rack roof telescope mirror lens eyepiece mount tripod
+        observatory dome star planet moon comet meteor galaxy nebula cluster
+        constellation eclipse transit orbit horizon twilight dusk dawn night
+        sky cloud darkness light pollution filter camera exposure image
+        sketch logbook observer session season equinox solstice calendar
+        talk lecture meeting volunteer visitor family child telescope
+        field hill ridge path trail bird heron otter seal gull tern"""),
+    verbs=_words("""
+        paddle launch land portage capsize roll rescue steer brace sweep
+        ferry glide drift navigate plan check observe watch spot track
+        photograph sketch record log align focus point polish clean
+        calibrate open close join train coach lead guide welcome meet gather
+        share explore visit camp pitch pack load unload rinse dry store"""),
+    adjectives=_words("""
+        calm choppy rough sheltered exposed tidal sandy rocky shallow deep
+        fast slow dark clear cloudy hazy bright faint distant nearby
+        northern southern eastern western rising setting waxing waning
+        full partial total annual weekly monthly beginner advanced safe
+        cold wet windy sunny clear-sky quiet remote coastal inland"""),
+    adverbs=_words("""
+        safely slowly steadily quietly carefully early late nightly
+        briefly"""),
+)
+
 TOPICS: dict[str, Vocabulary] = {
     "programming": PROGRAMMING,
     "cooking": COOKING,
     "university": UNIVERSITY,
     "travel": TRAVEL,
+    "crafts": CRAFTS,
+    "health": HEALTH,
+    "outdoors": OUTDOORS,
 }
+
+# Commercial phrases for keyword stuffing (link farms, doorways, cloaking, hidden text).
+SPAM_PHRASES = tuple(
+    " ".join(phrase.split())
+    for phrase in """cheap flights, last minute flights, cheap holidays, best price, discount
+    deals, online casino, casino bonus, free spins, poker jackpot, payday loans,
+    quick loans, instant approval, no credit check, replica watches, designer
+    bags, cheap pharmacy, buy online, lowest price, free shipping, weight loss,
+    diet pills, miracle cure, hot offers, limited offer, click here, buy now,
+    order now, save money, earn money, work from home, crypto profit, bitcoin
+    investment, forex trading, guaranteed winner, hotel deals, cheap hotels,
+    car rental, insurance quotes, cheap insurance, mortgage refinance, debt
+    relief, credit repair, best rates""".split(",")
+)
 
 FIRST_NAMES = _words("""
     Ada Alan Alice Amara Anika Arjun Beatrice Bruno Camille Carlos Chen Clara

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 
 from ..markup import escape, ext, items, link, page_resource, rel, robots, text_resource
 from ..model import Resource
@@ -39,9 +40,16 @@ def _paragraphs(prose: Prose, count: int) -> str:
     return "".join(f"<p>{p}</p>" for p in prose.paragraphs(count))
 
 
-def portal_site(rng: random.Random, *, hostile: bool) -> dict[str, Resource]:
-    """The LinkAtlas web directory: front page, one page per category."""
-    listings = [entry for entry in _LISTINGS if hostile or entry[1] != HOSTILE]
+def portal_site(
+    rng: random.Random, *, hostile: bool, extra: Sequence[tuple[str, str, str, str]] = ()
+) -> dict[str, Resource]:
+    """The LinkAtlas web directory: front page, one page per category.
+
+    `extra` listings (category, host, title, description topic) follow the
+    standard ones; the description topic is one of "programming", "cooking",
+    "university" and "travel".
+    """
+    listings = [entry for entry in _LISTINGS if hostile or entry[1] != HOSTILE] + list(extra)
     writers = {topic: Prose(topic, rng) for topic in ("programming", "cooking", "university", "travel")}
     general = writers["travel"]
     categories = list(dict.fromkeys(c for c, *_ in listings))

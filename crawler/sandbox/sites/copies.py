@@ -1,0 +1,201 @@
+"""Copies of a site that are mirrors without being byte-identical.
+
+`repackage` wraps every page in another site's chrome (a content scraper),
+`reserialise` parses every page and writes it out again (re-indented,
+comments gone, attributes in another order, scripts added), `stale_copy`
+keeps an old state of the site (some pages edited since, some missing) and
+`repost` lifts the main text of a few pages into a site of its own (content
+reuse that must not make two hosts mirrors).
+"""
+
+from __future__ import annotations
+
+import html
+import random
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+
+import lxml.html
+from lxml import etree
+
+from ..markup import escape
+from ..model import Resource
+
+_TITLE = re.compile(rb"<title>(.*?)</title>", re.S)
+_BODY = re.compile(rb"<body>\n(.*)\n</body>", re.S)
+_PLAIN_PARAGRAPH = re.compile(rb"<p>([^<]{120,})</p>")
+
+
+def is_html(resource: Resource) -> bool:
+    return resource.status == 200 and (resource.content_type or "").startswith("text/html")
+
+
+def split_page(body: bytes) -> tuple[str, str]:
+    """(title, body markup) of a page written by `markup.document`; the title unescaped."""
+    title, inner = _TITLE.search(body), _BODY.search(body)
+    if title is None or inner is None:
+        raise ValueError("not a page written by markup.document")
+    return html.unescape(title.group(1).decode()), inner.group(1).decode()
+
+
+# -- repackaged ------------------------------------------------------------------
+
+
+def repackage(
+    resources: dict[str, Resource],
+    title: Callable[[str], str],
+    frame: Callable[[str], str],
+) -> dict[str, Resource]:
+    """Every page of a site with its title rewritten by `title` and its body wrapped by `frame`.
+
+    The original body, links included, is kept whole inside the new chrome, so
+    the copy serves the original's paths and its text plus the wrapper's.
+    Other resources (robots.txt) are copied unchanged.
+    """
+    copy = {}
+    for path, resource in resources.items():
+        if not is_html(resource):
+            copy[path] = resource
+            continue
+        old_title, inner = split_page(resource.body)
+        body = (
+            "<!DOCTYPE html>\n"
+            '<html lang="en-GB">\n<head>\n<meta charset="utf-8">\n'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+            f"<title>{escape(title(old_title))}</title>\n</head>\n<body>\n{frame(inner)}\n</body>\n</html>\n"
+        )
+        copy[path] = replace(resource, body=body.encode())
+    return copy
+
+
+# -- re-serialised -----------------------------------------------------------------
+
+_VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr"})
+_RAW = frozenset({"script", "style"})
+# Containers whose content, when it is elements only, is laid out one child per line.
+_BLOCK = frozenset(
+    {"html", "head", "body", "div", "header", "footer", "main", "nav", "aside", "section", "article",
+     "ul", "ol", "dl", "table", "thead", "tbody", "tr", "form"}
+)
+
+
+def _open_tag(element: etree._Element) -> str:
+    # Attributes in reverse order, always double-quoted, names as parsed.
+    attributes = "".join(f' {k}="{html.escape(v, quote=True)}"' for k, v in reversed(element.items()))
+    return f"<{element.tag}{attributes}>"
+
+
+def _serialise(element: etree._Element, depth: int, out: list[str], pretty: bool) -> None:
+    """Append `element` (not its tail) to `out`; comments and processing instructions vanish."""
+    if not isinstance(element.tag, str):
+        return
+    tag = element.tag
+    out.append(_open_tag(element))
+    if tag in _VOID:
+        return
+    if tag in _RAW:
+        out.append(element.text or "")
+        out.append(f"</{tag}>")
+        return
+    children = list(element)
+    element_only = (
+        pretty
+        and tag in _BLOCK
+        and not (element.text or "").strip()
+        and all(not (c.tail or "").strip() for c in children)
+    )
+    if element_only:
+        for child in children:
+            if isinstance(child.tag, str):
+                out.append("\n" + "  " * (depth + 1))
+                _serialise(child, depth + 1, out, pretty)
+        out.append("\n" + "  " * depth)
+    else:
+        out.append(html.escape(element.text or "", quote=False))
+        for child in children:
+            _serialise(child, depth + 1, out, pretty and tag != "pre")
+            out.append(html.escape(child.tail or "", quote=False))
+    out.append(f"</{tag}>")
+
+
+def reserialise_page(body: bytes, scripts: Iterable[tuple[str, str]] = ()) -> bytes:
+    """The page parsed and written out again: same text and links, no byte in the same place.
+
+    `scripts` are (src, inline code) pairs: a non-empty src is added to the
+    head as an external script, inline code as a script at the end of the body.
+    """
+    document = lxml.html.document_fromstring(body)
+    head, page = document.find("head"), document.find("body")
+    for src, code in scripts:
+        if src:
+            etree.SubElement(head, "script", {"src": src, "defer": "defer"})
+        if code:
+            etree.SubElement(page, "script").text = code
+    out = ["<!doctype html>\n"]
+    _serialise(document, 0, out, pretty=True)
+    out.append("\n")
+    return "".join(out).encode()
+
+
+def reserialise(resources: dict[str, Resource], scripts: Callable[[str], Iterable[tuple[str, str]]]) -> dict[str, Resource]:
+    """Every HTML page re-serialised (`scripts(path)` says which scripts to add); the rest copied."""
+    return {
+        path: replace(r, body=reserialise_page(r.body, scripts(path))) if is_html(r) else r
+        for path, r in resources.items()
+    }
+
+
+# -- stale -----------------------------------------------------------------------------
+
+
+def stale_copy(
+    resources: dict[str, Resource],
+    rng: random.Random,
+    paragraph: Callable[[], str],
+    missing: float,
+    edited: float,
+) -> tuple[dict[str, Resource], list[str], list[str]]:
+    """An old copy of a site: about `missing` of its item pages absent, `edited` of the rest with one paragraph different.
+
+    Front and index pages (paths ending in "/") and robots.txt are always kept
+    so the copy stays navigable; links to missing pages 404 there. Returns
+    (copy, missing paths, edited paths).
+    """
+    copy: dict[str, Resource] = {}
+    gone: list[str] = []
+    changed: list[str] = []
+    for path, resource in sorted(resources.items()):
+        if not is_html(resource) or path.endswith("/"):
+            copy[path] = resource
+            continue
+        if rng.random() < missing:
+            gone.append(path)
+            continue
+        candidates = list(_PLAIN_PARAGRAPH.finditer(resource.body))
+        if candidates and rng.random() < edited:
+            target = rng.choice(candidates)
+            new = f"<p>{paragraph()}</p>".encode()
+            body = resource.body[: target.start()] + new + resource.body[target.end() :]
+            copy[path] = replace(resource, body=body)
+            changed.append(path)
+        else:
+            copy[path] = resource
+    return copy, gone, changed
+
+
+# -- reposted ----------------------------------------------------------------------------
+
+_HREF = re.compile(r'href="([^"#][^"]*)"')
+
+
+def main_of(body: bytes, start: str, end: str) -> str:
+    """The markup between the first `start` and the following `end` of a page."""
+    text = body.decode()
+    first = text.index(start) + len(start)
+    return text[first : text.index(end, first)]
+
+
+def absolutise(markup: str, base: Callable[[str], str]) -> str:
+    """`markup` with every non-fragment href passed through `base` (e.g. made absolute on the original host)."""
+    return _HREF.sub(lambda m: f'href="{escape(base(html.unescape(m.group(1))))}"', markup)
