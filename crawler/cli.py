@@ -192,8 +192,23 @@ def _emit(report: dict[str, Any], fmt: str, output: str | None) -> None:
 
 def build_report(store: Store) -> dict[str, Any]:
     report = crawl_report(store.summary(), store.hosts(), store.runs())
-    report |= {"duplicate_clusters": store.duplicate_clusters("broder"), "containment": store.containment_pairs()}
+    report |= {
+        "mirrors": [mirror_entry(p) for p in store.mirror_pairs()],
+        "mirror_clusters": [[m["url"] for m in cluster] for cluster in store.mirror_clusters()],
+        "duplicate_clusters": store.duplicate_clusters("broder"),
+        "containment": store.containment_pairs(),
+    }
     return report
+
+
+def mirror_entry(row: dict[str, Any]) -> dict[str, Any]:
+    """One mirror pair as the JSON contract has it (README: "The report")."""
+    return {
+        "a": row["url_a"], "b": row["url_b"], "level": row["level"], "score": row["score"],
+        "paths_checked": row["paths_checked"], "paths_matched": row["paths_matched"],
+        "fractions": {"a_on_b": row["fraction_ab"], "b_on_a": row["fraction_ba"]},
+        "inferred": row["inferred"], "features": row["features"], "reasons": row["reasons"],
+    }
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -210,13 +225,18 @@ def cmd_detect(args: argparse.Namespace) -> int:
 
     if not 0.0 < args.threshold <= 1.0:
         raise UsageError(f"--threshold must be in (0, 1], not {args.threshold}")
+    from crawler.mirrors import detect_mirrors
+
     store = _open_store(args.db)
     console = Console(stderr=True)
     try:
         with console.status("clustering near-duplicate pages") as status:
             summary = detect_duplicates(store, args.threshold, progress=lambda text: status.update(safe_text(text)))
+            status.update("ranking and validating mirror candidates on stored sketches")
+            mirrors = detect_mirrors(store)
     finally:
         store.close()
+    console.print(f"mirrors: {mirrors['mirrors']} of {mirrors['pairs_judged']} candidate pairs, {mirrors['clusters']} clusters")
     for method in ("broder", "center", "super-shingles"):
         if method in summary:
             found = summary[method]
@@ -287,6 +307,24 @@ def _on_mirror_side(url: str, hosts: dict[str, Any]) -> bool:
     return info.get("of") is not None and info.get("role") != "decoy" and ("/" + path).startswith(info.get("prefix", "/"))
 
 
+def score_mirrors(found: list[dict[str, Any]], truth: dict[str, Any]) -> dict[str, Any]:
+    """Host-pair precision and recall of reported mirrors against a sandbox's ground truth."""
+    def hosts(entry: dict[str, Any]) -> frozenset[str]:
+        return frozenset(url.split("/", 3)[2].split(":")[0] for url in (entry["a"], entry["b"]))
+
+    true = {hosts(m): {m["a"], m["b"]} for m in truth["mirrors"]}
+    decoys = {frozenset(pair) for pair in truth["decoys"]}
+    reported = {hosts(m): {m["a"], m["b"]} for m in found if m["level"] != "none"}
+    hits = set(reported) & set(true)
+    return {
+        "true_pairs": len(true), "reported": len(reported), "found": len(hits),
+        "prefix_right": sum(reported[h] == true[h] for h in hits), "false_pairs": len(set(reported) - set(true)),
+        "decoys_reported": len(set(reported) & decoys),
+        "precision": round(len(hits) / len(reported), 3) if reported else None,
+        "recall": round(len(hits) / len(true), 3) if true else None,
+    }
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     import json
 
@@ -337,6 +375,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         "original_pages": len(expected - copied),
         "original_pages_stored": len((expected - copied) & stored),
         "missing": sorted((expected - copied) - stored)[:20],
+        "mirrors": score_mirrors(report["mirrors"], truth),
     }
     _emit(report, args.format, args.output)
     if args.format == "table":
@@ -345,6 +384,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
             f"ground truth: {sandbox['original_pages_stored']} of {sandbox['original_pages']} reachable URLs with original "
             f"content stored; {sandbox['mirrored_pages_fetched']} of {sandbox['mirrored_pages']} mirrored URLs fetched "
             f"(duplicates' links are not followed); crawl took {sandbox['crawl_seconds']} s ({safe_text(reason)})"
+        )
+        scored = sandbox["mirrors"]
+        console.print(
+            f"mirrors vs ground truth: {scored['found']} of {scored['true_pairs']} true pairs found "
+            f"({scored['prefix_right']} with the right prefixes), {scored['false_pairs']} false, "
+            f"{scored['decoys_reported']} decoys reported: precision {scored['precision']}, recall {scored['recall']}"
         )
         for missing in sandbox["missing"]:
             console.print(f"  missing: {safe_text(missing)}", markup=False)

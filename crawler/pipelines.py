@@ -160,7 +160,6 @@ class DuplicatePipeline:
             self.crawler.spider.expand(item.outlinks)
         elif item.outlinks:
             self.crawler.stats.inc_value("mirrorscope/duplicate_links_not_followed", len(item.outlinks))
-        item.sketch = None
         return item
 
     def _check(self, record: PageRecord, sketch: DocumentSketch) -> None:

@@ -104,6 +104,8 @@ def render_table(report: dict[str, Any], console: Console) -> None:
     for h in report["hosts"]:
         hosts.add_row(Text(safe_text(h["host"])), Text(safe_text(h["ip"] or "-")), Text(safe_text(h["registrable_domain"] or "-")), str(h["pages"]))
     console.print(hosts)
+    if report.get("mirrors"):
+        render_mirrors_table(report, console)
     if report.get("duplicate_clusters") or report.get("containment"):
         render_duplicates_table({"method": "broder", **report}, console, limit=10)
 
@@ -140,3 +142,20 @@ def render_duplicates_csv(report: dict[str, Any]) -> str:
         for member in cluster["members"]:
             writer.writerow([number, cluster["size"], kind, safe_cell(cluster["representative"]), safe_cell(member)])
     return out.getvalue()
+
+
+def render_mirrors_table(report: dict[str, Any], console: Console) -> None:
+    table = Table(title=f"Mirrored hosts: {len(report['mirrors'])} pairs", title_justify="left")
+    for column in ("a", "b"):
+        table.add_column(column, overflow="fold")
+    table.add_column("level")
+    table.add_column("score", justify="right")
+    table.add_column("matched / checked", justify="right")
+    table.add_column("features that fired", overflow="fold")
+    for m in report["mirrors"]:
+        fired = ", ".join(f"{safe_text(k)} {v:.2f}" for k, v in sorted(m["features"].items(), key=lambda kv: -kv[1]) if v > 0)
+        checked = "inferred" if m["inferred"] else f"{m['paths_matched']} / {m['paths_checked']}"
+        table.add_row(Text(safe_text(m["a"])), Text(safe_text(m["b"])), safe_text(m["level"]), f"{m['score']:.2f}", checked, Text(fired))
+    console.print(table)
+    for number, cluster in enumerate(report.get("mirror_clusters", []), 1):
+        console.print(Text(f"mirror cluster {number}: " + ", ".join(safe_text(u) for u in cluster) + " (first: canonical)"))

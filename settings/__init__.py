@@ -105,9 +105,20 @@ CONTAINMENT_THRESHOLD = 0.8
 # original's links lead to, and a mirror must not double the crawl.
 EXPAND_DUPLICATES = False
 
+# --- mirrored hosts during the crawl (crawler/mirrors.py MirrorMiddleware) ---------------
+MIRROR_DETECTION_ENABLED = True
+# Pages between detection rounds; a round also runs whenever the crawl goes idle.
+MIRROR_DETECTION_INTERVAL = 500
+# Paths sampled on each side of a candidate pair (Bharat, Broder, Dean, Henzinger: ~20).
+MIRROR_SAMPLE_PATHS = 20
+# Candidate pairs kept per host, best first (ten keeps recall high at a small cost).
+MIRROR_CANDIDATES_PER_HOST = 10
+
 DOWNLOADER_MIDDLEWARES = {
     # Before robots.txt (100) so that a refused host is not even asked for robots.txt.
     "crawler.middlewares.HostPolicyMiddleware": 50,
+    # Refuses the mirror side of validated mirrors (after the host policy, before robots).
+    "crawler.mirrors.MirrorMiddleware": 60,
 }
 ITEM_PIPELINES = {
     # Cheap first: sketches (per page) before the batched write.

@@ -175,3 +175,33 @@ class DuplicatePair(Base):
     page_b: Mapped[int] = mapped_column(ForeignKey("pages.id", ondelete="CASCADE"), primary_key=True)
     method: Mapped[str] = mapped_column(String(32), primary_key=True)
     resemblance: Mapped[float] = mapped_column(Float)
+
+
+class MirrorPair(Base):
+    """A validated (or transitively inferred) verdict on two URL roots with path prefixes."""
+
+    __tablename__ = "mirror_pairs"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    url_a: Mapped[str] = mapped_column(Text)
+    url_b: Mapped[str] = mapped_column(Text)
+    level: Mapped[str] = mapped_column(String(16))
+    score: Mapped[float] = mapped_column(Float)
+    paths_checked: Mapped[int] = mapped_column(Integer)
+    paths_matched: Mapped[int] = mapped_column(Integer)
+    fraction_ab: Mapped[float | None] = mapped_column(Float)
+    fraction_ba: Mapped[float | None] = mapped_column(Float)
+    inferred: Mapped[bool] = mapped_column(Boolean)
+    features: Mapped[dict[str, Any]] = mapped_column(JSON)
+    reasons: Mapped[list[str]] = mapped_column(JSON)
+    detected_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class MirrorCluster(Base):
+    """Membership of a URL root in a cluster of mirrors; ``canonical`` marks the one kept."""
+
+    __tablename__ = "mirror_clusters"
+
+    cluster: Mapped[int] = mapped_column(Integer, primary_key=True)
+    url: Mapped[str] = mapped_column(Text, primary_key=True)
+    canonical: Mapped[bool] = mapped_column(Boolean)

@@ -15,7 +15,19 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import aliased
 
 from storage.db import ensure_schema, make_engine
-from storage.models import Containment, CrawlRun, DuplicateCluster, DuplicateClusterMember, DuplicatePair, Host, Link, Page, Sketch
+from storage.models import (
+    Containment,
+    CrawlRun,
+    DuplicateCluster,
+    DuplicateClusterMember,
+    DuplicatePair,
+    Host,
+    Link,
+    MirrorCluster,
+    MirrorPair,
+    Page,
+    Sketch,
+)
 from storage.records import PageRecord
 
 _IN_CHUNK = 500  # bound parameters per IN (...) list: far below every backend's limit
@@ -272,6 +284,59 @@ class Store:
         )
         with self.engine.connect() as conn:
             return [dict(r) for r in conn.execute(query).mappings()]
+
+    def replace_mirrors(self, pairs: Sequence[dict[str, Any]], clusters: Sequence[Sequence[tuple[str, bool]]]) -> None:
+        """Replace the mirror verdicts (rows of ``mirror_pairs`` columns) and clusters
+        (lists of (URL root, canonical))."""
+        now = _now()
+        with self.engine.begin() as conn:
+            conn.execute(delete(MirrorPair))
+            conn.execute(delete(MirrorCluster))
+            if pairs:
+                conn.execute(insert(MirrorPair), [dict(p, detected_at=now) for p in pairs])
+            rows = [{"cluster": n, "url": url, "canonical": canonical} for n, members in enumerate(clusters, 1) for url, canonical in members]
+            if rows:
+                conn.execute(insert(MirrorCluster), rows)
+
+    def mirror_pairs(self, include_none: bool = False) -> list[dict[str, Any]]:
+        query = select(*MirrorPair.__table__.c).order_by(MirrorPair.score.desc(), MirrorPair.url_a, MirrorPair.url_b)
+        if not include_none:
+            query = query.where(MirrorPair.level != "none")
+        with self.engine.connect() as conn:
+            return [dict(r) for r in conn.execute(query).mappings()]
+
+    def mirror_clusters(self) -> list[list[dict[str, Any]]]:
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(MirrorCluster.cluster, MirrorCluster.url, MirrorCluster.canonical)
+                .order_by(MirrorCluster.cluster, MirrorCluster.canonical.desc(), MirrorCluster.url)
+            ).all()
+        clusters: dict[int, list[dict[str, Any]]] = {}
+        for cluster, url, canonical in rows:
+            clusters.setdefault(cluster, []).append({"url": url, "canonical": bool(canonical)})
+        return list(clusters.values())
+
+    def page_facts(self) -> list[dict[str, Any]]:
+        """Per page: host, URL, path, outcome, host IP and sketch bytes (None when not HTML)."""
+        query = (
+            select(Host.name.label("host"), Host.ip, Page.url, Page.path, Page.outcome, Sketch.data)
+            .join(Host, Host.id == Page.host_id)
+            .outerjoin(Sketch, Sketch.page_id == Page.id)
+            .order_by(Page.id)
+        )
+        with self.engine.connect() as conn:
+            return [dict(r) for r in conn.execute(query).mappings()]
+
+    def host_links(self) -> list[tuple[str, str | None, str]]:
+        """Distinct (source host, target host, target URL) of every stored link."""
+        query = (
+            select(Host.name, Link.target_host, Link.target_url)
+            .join(Page, Page.id == Link.source_page_id)
+            .join(Host, Host.id == Page.host_id)
+            .distinct()
+        )
+        with self.engine.connect() as conn:
+            return [tuple(r) for r in conn.execute(query)]
 
     # -- reads --------------------------------------------------------------------------
 

@@ -22,8 +22,8 @@ TRUTH_OUTCOME = {"garbage": "binary", "reset": "connection-lost"}
 
 
 class Sandbox:
-    def __init__(self, tmp: Path, latency: float = 0.0, hostile: bool = True):
-        self.world = build_world(0, hostile=hostile)
+    def __init__(self, tmp: Path, latency: float = 0.0, hostile: bool = True, hard_mirrors: bool = False):
+        self.world = build_world(0, hostile=hostile, hard_mirrors=hard_mirrors)
         self.server = SandboxServer(self.world, port=0, latency=latency).start()
         self.truth = self.world.ground_truth(self.server.port)
         self.hosts_file = tmp / "hosts"
@@ -31,11 +31,13 @@ class Sandbox:
         self.seeds_file = tmp / "seeds.txt"
         self.seeds_file.write_text("\n".join(self.truth["seeds"]) + "\n")
 
-    def crawl_args(self, db_url: str, *extra: str, expand_duplicates: bool = True) -> list[str]:
-        """Arguments of a crawl of this sandbox. Duplicates' links are followed unless told
-        otherwise, so that the whole reachable world is the expected result."""
+    def crawl_args(self, db_url: str, *extra: str, expand_duplicates: bool = True, mirrors: bool = False) -> list[str]:
+        """Arguments of a crawl of this sandbox. Unless told otherwise duplicates' links are
+        followed and no mirror validation fetches samples, so that the reachable world is
+        exactly the expected result."""
         return ["-a", f"seeds={self.seeds_file}", "-s", f"HOSTS_FILE={self.hosts_file}", "-s", "ALLOW_PRIVATE_ADDRESSES=True",
-                "-s", f"DATABASE_URL={db_url}", "-s", "LOG_LEVEL=WARNING", "-s", f"EXPAND_DUPLICATES={expand_duplicates}", *extra]
+                "-s", f"DATABASE_URL={db_url}", "-s", "LOG_LEVEL=WARNING", "-s", f"EXPAND_DUPLICATES={expand_duplicates}",
+                "-s", f"MIRROR_DETECTION_ENABLED={mirrors}", *extra]
 
     def on_mirror_side(self, url: str) -> bool:
         """True for URLs whose content the sandbox copies from another host."""
@@ -61,8 +63,8 @@ def slow_sandbox(tmp_path: Path) -> Iterator[Sandbox]:
     box.server.stop()
 
 
-def crawl(box: Sandbox, db_url: str, *extra: str, expand_duplicates: bool = True) -> subprocess.CompletedProcess:
-    result = scrapy_crawl(*box.crawl_args(db_url, *extra, expand_duplicates=expand_duplicates))
+def crawl(box: Sandbox, db_url: str, *extra: str, expand_duplicates: bool = True, mirrors: bool = False) -> subprocess.CompletedProcess:
+    result = scrapy_crawl(*box.crawl_args(db_url, *extra, expand_duplicates=expand_duplicates, mirrors=mirrors))
     assert result.returncode == 0, result.stderr[-3000:]
     return result
 
@@ -109,6 +111,7 @@ def _check_sketches(store: Store, pages: list[dict], sandbox: Sandbox) -> None:
 
 
 def test_duplicates_are_recorded_and_their_links_not_followed(sandbox: Sandbox, sqlite_url: str) -> None:
+    # Without mirror validation, which fetches samples of the mirror sides on purpose.
     crawl(sandbox, sqlite_url, expand_duplicates=False)
     store = Store(sqlite_url)
     pages = {p["url"]: p for p in store.pages()}
@@ -154,6 +157,25 @@ def test_offline_clusters_pair_mirrored_pages_and_not_the_decoy(sandbox: Sandbox
     json_report = mirror_report("duplicates", "--db", sqlite_url, "--format", "json")
     assert json_report.returncode == 0 and '"duplicate_clusters"' in json_report.stdout
     store.close()
+
+
+def test_mirrors_on_the_harder_sandbox_are_found_and_no_decoy_is_reported(tmp_path: Path, sqlite_url: str) -> None:
+    from crawler.cli import build_report, score_mirrors
+
+    box = Sandbox(tmp_path, hard_mirrors=True)
+    try:
+        crawl(box, sqlite_url, expand_duplicates=False, mirrors=True)
+    finally:
+        box.server.stop()
+    store = Store(sqlite_url)
+    report = build_report(store)
+    store.close()
+    scored = score_mirrors(report["mirrors"], box.truth)
+    assert scored["precision"] >= 0.95 and scored["recall"] >= 0.95, scored
+    assert scored["decoys_reported"] == 0 and scored["prefix_right"] >= 0.9 * scored["found"], scored
+    for mirror in report["mirrors"]:
+        if not mirror["inferred"]:
+            assert mirror["paths_checked"] <= 40
 
 
 def test_links_keep_anchor_text_and_word_windows(sandbox: Sandbox, sqlite_url: str) -> None:
@@ -256,7 +278,10 @@ def test_demo_runs_within_a_minute_and_leaves_no_process(tmp_path: Path) -> None
     report = json.loads(result.stdout)
     sandbox = report["sandbox"]
     assert sandbox["original_pages_stored"] == sandbox["original_pages"] > 200
-    assert sandbox["mirrored_pages_fetched"] < 0.2 * sandbox["mirrored_pages"]
+    assert sandbox["mirrored_pages_fetched"] <= 0.7 * sandbox["mirrored_pages"]
+    mirrors = sandbox["mirrors"]
+    assert (mirrors["precision"], mirrors["recall"], mirrors["decoys_reported"]) == (1.0, 1.0, 0)
+    assert {"a", "b", "level", "score", "paths_checked", "paths_matched", "features"} <= set(report["mirrors"][0])
     leftovers = [p for p in Path("/proc").iterdir() if p.name.isdigit() and b"crawler.sandbox" in _cmdline(p) and str(tmp_path).encode() in _cmdline(p)]
     assert leftovers == []
 

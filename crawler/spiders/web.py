@@ -267,6 +267,14 @@ class WebSpider(Spider):
             if request is not None:
                 self.crawler.engine.crawl(request)
 
+    def validation_request(self, url: str) -> Request | None:
+        """A fetch the mirror detector asks for: ahead of the frontier, outside the page
+        budget, and with depth -1 (it was not reached through a link)."""
+        if url in self.seen:
+            return None
+        self.seen.add(url)
+        return Request(url, callback=self.parse, errback=self.failed, priority=100, meta={"depth": -1, "mirror_validation": True}, dont_filter=True)
+
     def _request(self, url: str, depth: int) -> Request | None:
         if url in self.seen or (self.max_pages and self.scheduled >= self.max_pages):
             return None
