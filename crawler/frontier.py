@@ -1,0 +1,372 @@
+"""The frontier: breadth-first, fair across hosts, bounded, and closed to spam and traps.
+
+With Scrapy's queues a host that emits a thousand links a page owns the frontier: the
+CS276 notes' worst case has a spam host holding 99% of the queue by depth 4, and
+``ScrapyPriorityQueue`` (global depth order) lets a wide host fill each level while
+``DownloaderAwarePriorityQueue`` keeps depth order only within a host (SCRAPY-NOTES).
+Three components, set in ``settings``:
+
+:class:`HostFairQueue` (``SCHEDULER_PRIORITY_QUEUE``)
+    Depth order across the whole crawl (lower ``-priority`` first, as
+    ``ScrapyPriorityQueue``), and within a depth round-robin over registrable domains, so
+    a wide host gets one turn in N, not N − 1 in N. Each host may hold at most
+    ``FRONTIER_HOST_QUEUE_CAP`` (1,000) queued requests and each registrable domain
+    ``FRONTIER_DOMAIN_QUEUE_CAP`` (2,000); further requests are dropped and counted
+    (``frontier/dropped/queue-host-cap``, ``.../queue-domain-cap``). The store keeps every
+    link, so a dropped URL is not lost: a resumed or later crawl finds it among the stored
+    links without a page. RAM is bounded by the caps times the hosts with queued requests,
+    however many links a host emits. 1,000 is minutes of one host's work at two requests
+    in flight, enough to keep it busy until its pages yield more.
+
+    It is also where URLs are admitted (:class:`FrontierPolicy`), because every request
+    passes through it exactly once — the spider's, the duplicate pipeline's
+    ``engine.crawl()``, redirects, retries — while spider middlewares miss the last three.
+
+    With ``JOBDIR`` the downstream queues are disk queues (``SCHEDULER_DISK_QUEUE``), and
+    each holds two open files; one per domain would exhaust file descriptors in a broad
+    crawl, so on disk domains are hashed into ``FRONTIER_DISK_SLOTS`` (64) round-robin
+    slots (a slot's domains share its turns, in FIFO order). ``close()`` returns the
+    slots, priorities and counters as JSON for Scrapy's ``active.json``, and a queue
+    built with that state resumes them; state of another priority queue class is
+    refused. Start requests are queued like any other (a seed is a request at depth 0).
+
+:class:`FrontierPolicy` (one per crawl, :meth:`FrontierPolicy.of`)
+    Admission: trap URLs (``detectors.traps``), blocked hosts, and the host / domain / IP
+    budgets of ``detectors.budget``, charged when a request is queued. It learns each
+    host's address from the pages fetched (or ``HOSTS_FILE``) and every page's in-links
+    to other domains, which raise their budgets. Drops are counted as
+    ``frontier/dropped/<reason>`` (``trap-<code>``, ``blocked-host``, ``budget-domain``,
+    ...), admissions as ``frontier/admitted``; the first drop of a host for a reason is
+    logged. Spam and trap verdicts reach it through ``FrontierPolicy.of(crawler).budget
+    .block(host, reason)``.
+
+:class:`FrontierMiddleware` (``SPIDER_MIDDLEWARES``)
+    Feeds the policy what pages teach (address, in-links) and drops refused requests and
+    refused ``PageItem.outlinks`` before the spider turns them into requests — so a URL
+    over budget now stays unseen by the spider and can be admitted later, when in-links
+    have raised the budget.
+
+Settings (defaults in parentheses): ``FRONTIER_HOST_QUEUE_CAP`` (1000),
+``FRONTIER_DOMAIN_QUEUE_CAP`` (2000), ``FRONTIER_DISK_SLOTS`` (64), ``FRONTIER_ADMISSION``
+(True: the policy's checks in the queue), ``FRONTIER_HOST_BUDGET`` (60),
+``FRONTIER_DOMAIN_BUDGET`` (120), ``FRONTIER_IP_BUDGET`` (600),
+``FRONTIER_BUDGET_PER_INLINK_DOMAIN`` (20), ``FRONTIER_HOST_MAX_PAGES`` (100000),
+``FRONTIER_TRAP_MAX_URL_LENGTH`` (512), ``FRONTIER_TRAP_MAX_PATH_SEGMENTS`` (20),
+``FRONTIER_TRAP_MAX_CALENDAR_URLS`` (100); reasons in ``detectors.budget`` and
+``detectors.traps``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections import Counter, OrderedDict
+from contextlib import suppress
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+from weakref import WeakKeyDictionary
+
+from scrapy import Request
+from scrapy.http import Response
+from scrapy.pqueues import QueueProtocol
+from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
+from scrapy.utils.misc import build_from_crawler
+
+from crawler.hosts import host_key, read_hosts_file, registrable_domain
+from crawler.items import PageItem
+from detectors.budget import BudgetPolicy, HostBudget
+from detectors.traps import TrapLimits, TrapMonitor
+from storage.records import PageRecord
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["FrontierMiddleware", "FrontierPolicy", "HostFairQueue"]
+
+HOST_QUEUE_CAP = 1000
+DOMAIN_QUEUE_CAP = 2000
+DISK_SLOTS = 64
+
+_POLICIES: WeakKeyDictionary[Any, FrontierPolicy] = WeakKeyDictionary()
+
+
+def _keys(url: str) -> tuple[str, str, str]:
+    """(host key, hostname, registrable domain) of a URL."""
+    hostname = urlsplit(url).hostname or ""
+    return host_key(url) or hostname, hostname, registrable_domain(hostname)
+
+
+class FrontierPolicy:
+    """Admission to the frontier: traps, blocks and budgets (see the module docstring)."""
+
+    def __init__(self, budget: HostBudget, traps: TrapMonitor, stats: Any, addresses: dict[str, str] | None = None) -> None:
+        self.budget = budget
+        self.traps = traps
+        self.stats = stats
+        self.addresses = addresses or {}
+        self._logged: set[tuple[str, str]] = set()
+
+    @classmethod
+    def from_settings(cls, settings: Any, stats: Any) -> FrontierPolicy:
+        defaults, limits = BudgetPolicy(), TrapLimits()
+        budget = BudgetPolicy(
+            host_base=settings.getint("FRONTIER_HOST_BUDGET", defaults.host_base),
+            domain_base=settings.getint("FRONTIER_DOMAIN_BUDGET", defaults.domain_base),
+            ip_base=settings.getint("FRONTIER_IP_BUDGET", defaults.ip_base),
+            per_inlink_domain=settings.getint("FRONTIER_BUDGET_PER_INLINK_DOMAIN", defaults.per_inlink_domain),
+            ceiling=settings.getint("FRONTIER_HOST_MAX_PAGES", defaults.ceiling),
+        )
+        traps = TrapLimits(
+            max_url_length=settings.getint("FRONTIER_TRAP_MAX_URL_LENGTH", limits.max_url_length),
+            max_path_segments=settings.getint("FRONTIER_TRAP_MAX_PATH_SEGMENTS", limits.max_path_segments),
+            max_calendar_urls=settings.getint("FRONTIER_TRAP_MAX_CALENDAR_URLS", limits.max_calendar_urls),
+            max_host_pages=budget.ceiling,
+        )
+        path = settings.get("HOSTS_FILE")
+        return cls(HostBudget(budget), TrapMonitor(traps), stats, read_hosts_file(path) if path else None)
+
+    @classmethod
+    def of(cls, crawler: Any) -> FrontierPolicy:
+        """The crawl's one policy, shared by the queues, the middleware and the detectors."""
+        policy = _POLICIES.get(crawler)
+        if policy is None:
+            policy = _POLICIES[crawler] = cls.from_settings(crawler.settings, crawler.stats)
+        return policy
+
+    def refusal(self, url: str) -> str | None:
+        """Why ``url`` may not be queued now (counted and logged), or None; charges nothing."""
+        host, hostname, domain = _keys(url)
+        # The budget first: it is the cheaper check and refuses most under a farm.
+        reason = self.budget.refusal(host, domain, self.addresses.get(hostname))
+        detail: object = reason
+        if reason is None and (trap := self.traps.refusal(host, url)) is not None:
+            reason, detail = f"trap-{trap.code}", trap
+        if reason is not None:
+            self.stats.inc_value(f"frontier/dropped/{reason}")
+            if (host, reason) not in self._logged:
+                self._logged.add((host, reason))
+                logger.info("frontier: dropping URLs of %s: %s (first: %s)", host, detail, url)
+        return reason
+
+    def charge(self, url: str) -> None:
+        """``url`` was queued: one fetch off its host's, domain's and IP's budgets."""
+        host, hostname, domain = _keys(url)
+        self.budget.record_fetch(host, domain, self.addresses.get(hostname))
+        self.traps.admit(host, url)
+        self.stats.inc_value("frontier/admitted")
+
+    def learn(self, record: PageRecord) -> None:
+        """A page was fetched: its host's address, and its links as votes for other hosts."""
+        if record.ip:
+            self.budget.record_ip(record.host, record.ip)
+        source = record.registrable_domain or registrable_domain(record.hostname)
+        if not record.links or self.budget.blocked(record.host, source):
+            return
+        # One vote per target host; keys as the queue computes them (the link's netloc is not).
+        for target_url in {link.target_host: link.target_url for link in record.links}.values():
+            target_host, _, target_domain = _keys(target_url)
+            self.budget.record_inlink(source, target_host, target_domain, source_ip=record.ip)
+
+
+class HostFairQueue:
+    """Breadth-first across the crawl, round-robin across domains, capped per host and domain."""
+
+    @classmethod
+    def from_crawler(
+        cls,
+        crawler: Any,
+        downstream_queue_cls: type[QueueProtocol],
+        key: str,
+        startprios: Any = (),
+        *,
+        start_queue_cls: type[QueueProtocol] | None = None,
+    ) -> HostFairQueue:
+        # start_queue_cls: start requests share the depth-0 level with the others.
+        settings = crawler.settings
+        return cls(
+            crawler,
+            downstream_queue_cls,
+            key,
+            startprios,
+            host_cap=settings.getint("FRONTIER_HOST_QUEUE_CAP", HOST_QUEUE_CAP),
+            domain_cap=settings.getint("FRONTIER_DOMAIN_QUEUE_CAP", DOMAIN_QUEUE_CAP),
+            disk_slots=settings.getint("FRONTIER_DISK_SLOTS", DISK_SLOTS),
+            policy=FrontierPolicy.of(crawler) if settings.getbool("FRONTIER_ADMISSION", True) else None,
+        )
+
+    def __init__(
+        self,
+        crawler: Any,
+        downstream_queue_cls: type[QueueProtocol],
+        key: str,
+        startprios: Any = (),
+        *,
+        host_cap: int = HOST_QUEUE_CAP,
+        domain_cap: int = DOMAIN_QUEUE_CAP,
+        disk_slots: int = DISK_SLOTS,
+        policy: FrontierPolicy | None = None,
+    ) -> None:
+        if min(host_cap, domain_cap, disk_slots) < 1:
+            raise ValueError("FRONTIER_HOST_QUEUE_CAP, FRONTIER_DOMAIN_QUEUE_CAP and FRONTIER_DISK_SLOTS must be positive")
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.downstream_queue_cls = downstream_queue_cls
+        self.key = key
+        self.host_cap = host_cap
+        self.domain_cap = domain_cap
+        self.policy = policy
+        # In memory every domain is its own slot; on disk, one of disk_slots (open files).
+        self.disk_slots = disk_slots if key else 0
+        self.queues: dict[tuple[int, str], QueueProtocol] = {}
+        # priority -> slots holding requests at that priority, in round-robin order.
+        self.levels: dict[int, OrderedDict[str, None]] = {}
+        self.host_len: Counter[str] = Counter()
+        self.domain_len: Counter[str] = Counter()
+        self.curprio: int | None = None
+        self._len = 0
+        self._logged: set[tuple[str, str]] = set()
+        if startprios:
+            self._resume(startprios)
+
+    # -- persistence --------------------------------------------------------------------
+
+    def _resume(self, state: Any) -> None:
+        if not isinstance(state, dict) or "slots" not in state:
+            raise ValueError(
+                f"{type(self).__name__} cannot resume the queue state {type(state).__name__} of another "
+                "SCHEDULER_PRIORITY_QUEUE: resume a crawl with the priority queue it started with"
+            )
+        for slot, priorities in state["slots"].items():
+            for priority in priorities:
+                queue = self._factory(priority, slot)
+                if queue:
+                    self._register(priority, slot, queue)
+                    self._len += len(queue)
+                else:
+                    queue.close()
+        self.host_len.update(state.get("hosts", {}))
+        self.domain_len.update(state.get("domains", {}))
+        self.curprio = min(self.levels, default=None)
+
+    def close(self) -> dict[str, Any]:
+        """Close the downstream queues; the state to resume from (JSON)."""
+        slots: dict[str, list[int]] = {}
+        for (priority, slot), queue in self.queues.items():
+            slots.setdefault(slot, []).append(priority)
+            queue.close()
+        self.queues.clear()
+        self.levels.clear()
+        return {"slots": slots, "hosts": dict(+self.host_len), "domains": dict(+self.domain_len)}
+
+    # -- the queue ----------------------------------------------------------------------
+
+    def _slot(self, domain: str) -> str:
+        if not self.disk_slots:
+            return domain
+        digest = hashlib.blake2b(domain.encode("utf-8"), digest_size=8).digest()
+        return f"{int.from_bytes(digest, 'big') % self.disk_slots:03d}"
+
+    def _factory(self, priority: int, slot: str) -> QueueProtocol:
+        return build_from_crawler(self.downstream_queue_cls, self.crawler, f"{self.key}/{slot}/{priority}")
+
+    def _register(self, priority: int, slot: str, queue: QueueProtocol) -> None:
+        self.queues[(priority, slot)] = queue
+        self.levels.setdefault(priority, OrderedDict())[slot] = None
+
+    def _drop(self, reason: str, host: str, request: Request) -> None:
+        self.stats.inc_value(f"frontier/dropped/{reason}")
+        if (host, reason) not in self._logged:
+            self._logged.add((host, reason))
+            logger.info("frontier: %s has its share of the queue (%s); dropping more, first %s", host, reason, request.url)
+
+    def push(self, request: Request) -> None:
+        if self.policy is not None and self.policy.refusal(request.url) is not None:
+            return
+        host, _, domain = _keys(request.url)
+        if self.host_len[host] >= self.host_cap:
+            return self._drop("queue-host-cap", host, request)
+        if self.domain_len[domain] >= self.domain_cap:
+            return self._drop("queue-domain-cap", host, request)
+        priority = -request.priority
+        slot = self._slot(domain)
+        queue = self.queues.get((priority, slot))
+        if queue is None:
+            queue = self._factory(priority, slot)
+            try:
+                queue.push(request)  # may raise ValueError: not serialisable
+            except ValueError:
+                queue.close()
+                raise
+            self._register(priority, slot, queue)
+        else:
+            queue.push(request)
+        if self.policy is not None:
+            self.policy.charge(request.url)
+        self.host_len[host] += 1
+        self.domain_len[domain] += 1
+        self._len += 1
+        if self.curprio is None or priority < self.curprio:
+            self.curprio = priority
+
+    def _next(self) -> tuple[int, str] | None:
+        while self.curprio is not None:
+            level = self.levels.get(self.curprio)
+            if level:
+                return self.curprio, next(iter(level))
+            self.levels.pop(self.curprio, None)
+            self.curprio = min(self.levels, default=None)
+        return None
+
+    def pop(self) -> Request | None:
+        found = self._next()
+        if found is None:
+            return None
+        priority, slot = found
+        level = self.levels[priority]
+        queue = self.queues[(priority, slot)]
+        request = queue.pop()
+        if queue:
+            level.move_to_end(slot)
+        else:
+            del level[slot], self.queues[(priority, slot)]
+            queue.close()
+            if self.key:
+                # The slot's directory, once its last priority queue has removed its files.
+                with suppress(OSError):
+                    Path(self.key, slot).rmdir()
+        if request is not None:
+            host, _, domain = _keys(request.url)
+            self.host_len[host] -= 1
+            self.domain_len[domain] -= 1
+            if self.host_len[host] <= 0:
+                del self.host_len[host]
+            if self.domain_len[domain] <= 0:
+                del self.domain_len[domain]
+            self._len -= 1
+        return request
+
+    def peek(self) -> Request | None:
+        """The request :meth:`pop` would return, left in place (if the queues can peek)."""
+        found = self._next()
+        return None if found is None else self.queues[found].peek()  # type: ignore[attr-defined]
+
+    def __len__(self) -> int:
+        return self._len
+
+
+class FrontierMiddleware(BaseSpiderMiddleware):
+    """Teaches the policy from fetched pages and drops refused requests and outlinks early."""
+
+    def __init__(self, crawler: Any) -> None:
+        super().__init__(crawler)
+        self.policy = FrontierPolicy.of(crawler)
+
+    def get_processed_request(self, request: Request, response: Response | None) -> Request | None:
+        return request if self.policy.refusal(request.url) is None else None
+
+    def get_processed_item(self, item: Any, response: Response | None) -> Any:
+        if isinstance(item, PageItem):
+            self.policy.learn(item.record)
+            if item.outlinks:
+                item.outlinks = [(url, depth) for url, depth in item.outlinks if self.policy.refusal(url) is None]
+        return item
