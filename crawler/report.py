@@ -72,12 +72,16 @@ def render_json(report: dict[str, Any]) -> str:
 
 
 def render_csv(report: dict[str, Any]) -> str:
-    """One row per host: the table a spreadsheet user wants."""
+    """One row per mirror pair, with its evidence: the table a spreadsheet user wants."""
     out = io.StringIO()
     writer = csv.writer(out)
-    writer.writerow(["host", "ip", "registrable_domain", "pages"])
-    for h in report["hosts"]:
-        writer.writerow([safe_cell(h["host"]), safe_cell(h["ip"] or ""), safe_cell(h["registrable_domain"] or ""), h["pages"]])
+    features = sorted({name for m in report.get("mirrors", []) for name in m["features"]})
+    writer.writerow(["a", "b", "level", "score", "paths_checked", "paths_matched", "inferred", *features])
+    for m in report.get("mirrors", []):
+        writer.writerow([
+            safe_cell(m["a"]), safe_cell(m["b"]), m["level"], m["score"], m["paths_checked"], m["paths_matched"],
+            m["inferred"], *(m["features"].get(name, 0.0) for name in features),
+        ])
     return out.getvalue()
 
 

@@ -323,3 +323,13 @@ def test_mirror_report_bad_input_is_one_line_and_exit_2(args: list[str], message
     result = mirror_report(*args)
     assert result.returncode == 2 and message in result.stderr, result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_report_escapes_crawled_strings(tmp_path: Path) -> None:
+    from crawler.report import render_csv, safe_cell, safe_text
+
+    assert safe_text("ok\x1b[31mred\x07") == "ok\\x1b[31mred\\x07"
+    assert safe_text("a\u202eb") == "a\\u202eb"
+    assert safe_cell("=HYPERLINK(1)") == "'=HYPERLINK(1)"
+    row = {"a": "=cmd()", "b": "http://b/", "level": "full", "score": 1.0, "paths_checked": 2, "paths_matched": 2, "inferred": False, "features": {"paths": 1.0}}
+    assert "'=cmd()" in render_csv({"mirrors": [row]})
