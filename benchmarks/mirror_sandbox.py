@@ -11,9 +11,9 @@ mirror-aware crawl's store:
   validation fetches per side;
 - pages fetched on mirror sides in both crawls, and pages with original content lost.
 
-    python benchmarks/mirror_sandbox.py
+    python benchmarks/mirror_sandbox.py [-s NAME=VALUE ...]   (settings for the mirror-aware crawl)
 
-Last line: ``precision=P recall=R prefix_right=F decoys=D candidate_recall=C
+Last line: ``precision=P recall=R prefix_right=F level_right=L decoys=D candidate_recall=C
 candidates_per_true_pair=K mirror_pages_saved=S unique_lost=U``.
 """
 
@@ -75,7 +75,7 @@ def main() -> None:
         hosts.write_text(world.hosts_file_text())
         seeds.write_text("\n".join(truth["seeds"]) + "\n")
         aware, plain = f"sqlite:///{tmp}/aware.db", f"sqlite:///{tmp}/plain.db"
-        crawl(seeds, hosts, aware)
+        crawl(seeds, hosts, aware, *sys.argv[1:])
         crawl(seeds, hosts, plain, "-s", "EXPAND_DUPLICATES=True", "-s", "MIRROR_DETECTION_ENABLED=False")
         store = Store(aware)
         report = build_report(store)
@@ -106,7 +106,8 @@ def main() -> None:
           f"original pages lost: {len(unique - aware_urls)} of {len(unique)}")
     print(
         f"precision={scored['precision']} recall={scored['recall']} "
-        f"prefix_right={scored['prefix_right'] / max(scored['found'], 1):.2f} decoys={scored['decoys_reported']} "
+        f"prefix_right={scored['prefix_right'] / max(scored['found'], 1):.2f} level_right={scored['level_right'] / max(scored['found'], 1):.2f} "
+        f"decoys={scored['decoys_reported']} "
         f"candidate_recall={candidate_recall:.3f} candidates_per_true_pair={per_pair:.1f} "
         f"mirror_pages_saved={saved:.2f} unique_lost={lost:.3f}"
     )

@@ -313,12 +313,15 @@ def score_mirrors(found: list[dict[str, Any]], truth: dict[str, Any]) -> dict[st
         return frozenset(url.split("/", 3)[2].split(":")[0] for url in (entry["a"], entry["b"]))
 
     true = {hosts(m): {m["a"], m["b"]} for m in truth["mirrors"]}
+    true_level = {hosts(m): m["level"] for m in truth["mirrors"]}
     decoys = {frozenset(pair) for pair in truth["decoys"]}
     reported = {hosts(m): {m["a"], m["b"]} for m in found if m["level"] != "none"}
+    level = {hosts(m): m["level"] for m in found if m["level"] != "none"}
     hits = set(reported) & set(true)
     return {
         "true_pairs": len(true), "reported": len(reported), "found": len(hits),
-        "prefix_right": sum(reported[h] == true[h] for h in hits), "false_pairs": len(set(reported) - set(true)),
+        "prefix_right": sum(reported[h] == true[h] for h in hits), "level_right": sum(level[h] == true_level[h] for h in hits),
+        "false_pairs": len(set(reported) - set(true)),
         "decoys_reported": len(set(reported) & decoys),
         "precision": round(len(hits) / len(reported), 3) if reported else None,
         "recall": round(len(hits) / len(true), 3) if true else None,

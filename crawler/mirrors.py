@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-import numpy as np
 from scrapy import Request, signals
 from scrapy.exceptions import DontCloseSpider
 
@@ -37,7 +36,7 @@ from detectors.mirrors import (
     location,
     sample_paths,
 )
-from detectors.sketch import DocumentSketch
+from detectors.sketch import DocumentSketch, containment_mod_m
 from storage.store import Store
 
 logger = logging.getLogger(__name__)
@@ -57,7 +56,7 @@ class HostView:
 
     ips: dict[str, str] = field(default_factory=dict)
     schemes: dict[str, str] = field(default_factory=dict)
-    content: dict[str, dict[str, tuple[int, np.ndarray]]] = field(default_factory=lambda: defaultdict(dict))
+    content: dict[str, dict[str, DocumentSketch]] = field(default_factory=lambda: defaultdict(dict))
     absent: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     known: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     outlinks: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
@@ -69,7 +68,7 @@ class HostView:
         if ip:
             self.ips[host] = ip
         if outcome == "ok" and sketch is not None:
-            self.content[host][path] = (sketch.fingerprint, sketch.signature)
+            self.content[host][path] = sketch
         elif outcome in _ABSENT or outcome.startswith("http-"):
             self.absent[host].add(path)
 
@@ -89,8 +88,8 @@ class HostView:
                 name=host, ip=self.ips.get(host),
                 paths=tuple(sorted(set(self.content.get(host, {})) | (self.known.get(host, set()) - self.absent.get(host, set())))),
                 outlink_hosts=frozenset(self.outlinks.get(host, ())),
-                fingerprints={p: fp for p, (fp, _) in self.content.get(host, {}).items()},
-                signatures={p: sig for p, (_, sig) in self.content.get(host, {}).items()},
+                fingerprints={p: k.fingerprint for p, k in self.content.get(host, {}).items()},
+                signatures={p: k.signature for p, k in self.content.get(host, {}).items()},
             )
             for host in hosts
         ]
@@ -103,10 +102,16 @@ class HostView:
         return None
 
     def observation(self, a: str, path_a: str, b: str, path_b: str) -> Observation:
-        ca, cb = self.content.get(a, {}).get(path_a), self.content.get(b, {}).get(path_b)
+        ka, kb = self.content.get(a, {}).get(path_a), self.content.get(b, {}).get(path_b)
+        # A page wrapped in another site's header and footer resembles its original less
+        # than it contains it: containment either way lets a repackaged copy match.
+        inside = None
+        if ka is not None and kb is not None and ka.mod_m.size and kb.mod_m.size:
+            inside = max(containment_mod_m(ka, kb), containment_mod_m(kb, ka))
         return Observation(
             path_a, path_b, self.exists(a, path_a), self.exists(b, path_b),
-            ca[0] if ca else None, cb[0] if cb else None, ca[1] if ca else None, cb[1] if cb else None,
+            ka.fingerprint if ka else None, kb.fingerprint if kb else None,
+            ka.signature if ka else None, kb.signature if kb else None, containment=inside,
         )
 
     def root(self, loc: str) -> str:

@@ -70,6 +70,14 @@ class CanonicalDocument:
     anchors: list[Anchor] = field(default_factory=list)
     base_href: str | None = None
     meta_refresh: str | None = None
+    #: Token index where each block-level element's text begins (ascending, first 0):
+    #: the units a boilerplate filter keeps or drops.
+    block_starts: list[int] = field(default_factory=list)
+
+    def blocks(self) -> list[list[str]]:
+        """The tokens of each non-empty block, in document order."""
+        bounds = [*self.block_starts, len(self.tokens)]
+        return [self.tokens[a:b] for a, b in zip(bounds, bounds[1:]) if b > a]
 
     def anchor_text(self, anchor: Anchor) -> str:
         return " ".join(self.tokens[anchor.start : anchor.end])
@@ -121,6 +129,7 @@ class _Walker:
         self.anchor_spans: list[tuple[int, str, int, int]] = []
         self.open_anchors: list[tuple[int, str, int]] = []
         self.anchors_seen = 0
+        self.block_chars: list[int] = []
         self.title = ""
         self.base_href: str | None = None
         self.meta_refresh: str | None = None
@@ -134,6 +143,7 @@ class _Walker:
     def separate(self) -> None:
         self.parts.append(" ")
         self.length += 1
+        self.block_chars.append(self.length)
 
     def start(self, el: etree._Element) -> None:
         tag = el.tag if isinstance(el.tag, str) else ""
@@ -196,8 +206,9 @@ def canonical_document(html: str | bytes) -> CanonicalDocument:
     # Anchors close in the order of their ends; report them in the order they open.
     spans = sorted(walker.anchor_spans)
     anchors: list[Anchor] = []
+    starts = _token_starts(text, tokens) if tokens else np.empty(0, dtype=np.int64)
+    block_starts = np.unique(np.searchsorted(starts, np.asarray(walker.block_chars, dtype=np.int64))).tolist() if tokens else []
     if spans:
-        starts = _token_starts(text, tokens)
         chars = np.array([(b, e) for _, _, b, e in spans], dtype=np.int64)
         first = np.searchsorted(starts, chars[:, 0], side="left").tolist()
         stop = np.searchsorted(starts, chars[:, 1], side="left").tolist()
@@ -208,6 +219,7 @@ def canonical_document(html: str | bytes) -> CanonicalDocument:
         anchors=anchors,
         base_href=walker.base_href,
         meta_refresh=walker.meta_refresh,
+        block_starts=[0, *(b for b in block_starts if 0 < b < len(tokens))],
     )
 
 

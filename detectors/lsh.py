@@ -27,8 +27,9 @@ choice for 0.8 (7 x 12, minimising false positives and negatives equally) would 
 of them; candidates are verified afterwards, so a false candidate costs one comparison
 while a missed one is lost.
 
-Each band's r values are hashed to one 64-bit key (splitmix64-style finalisers, seeded
-per band, so equal rows in different bands give different keys).
+Each band's r values are hashed to one 64-bit key: every value XORed with a salt of its
+(band, row), mixed by splitmix64's finaliser, and the band's values summed; equal rows in
+different bands give different keys.
 
 * ``candidate_pairs`` (batch): per band, one sort of <key, document> pairs packed into
   single uint64 words, documents with equal keys paired; the band's rows are compared
@@ -37,19 +38,21 @@ per band, so equal rows in different bands give different keys).
 * ``LSHIndex`` (online, one page at a time during the crawl): an insert buffer (a dict)
   plus sorted arrays of (key, sequence number) merged like a log-structured merge tree;
   a query is one binary search per level. About 12 bytes per band per document (16
-  bands: ~200 bytes a document) against ~1 KB in dicts of lists; a 64-bit key
-  collision (probability ~2^-64 per pair and band) gives a spurious candidate.
+  bands: 200 bytes a document; datasketch's ``MinHashLSH``, dicts of byte-string keys,
+  takes ~5 KB); a 64-bit key collision (probability ~2^-64 per pair and band) gives a
+  spurious candidate.
 
 Empty documents (signature all ``EMPTY``) have no shingles to share: they would all
 share every band, so they are never indexed and never candidates; find them by their
-exact fingerprint instead. Documents with equal bands in a band of g documents give
-g(g-1)/2 pairs: collapse identical documents first (``detectors.clustering`` does).
+exact fingerprint instead. A band value shared by g documents gives g(g-1)/2 pairs:
+collapse identical documents first (``detectors.clustering`` does).
 """
 
 from __future__ import annotations
 
 from array import array
 from collections.abc import Iterator
+from functools import lru_cache
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -125,22 +128,25 @@ def mix64(values: ArrayLike) -> np.ndarray:
     return _finalise(np.array(values, dtype=np.uint64))
 
 
-def _band_salts(bands: int) -> np.ndarray:
+@lru_cache(maxsize=None)
+def _salts(bands: int, rows: int) -> np.ndarray:
     words = splitmix64(_BAND_SEED)
-    return np.array([next(words) for _ in range(bands)], dtype=np.uint64)
+    salts = np.array([next(words) for _ in range(bands * rows)], dtype=np.uint64).reshape(bands, rows)
+    salts.setflags(write=False)
+    return salts
 
 
 def band_keys(signatures: ArrayLike, bands: int, rows: int) -> np.ndarray:
-    """(n, bands) uint64: one hash per band of each (n, size) signature."""
+    """(n, bands) uint64: one hash per band of each (n, size) signature.
+
+    Each value is XORed with a salt of its (band, row) and mixed, and a band's mixed
+    values are summed: a handful of numpy calls for any number of signatures.
+    """
     sig = np.asarray(signatures, dtype=np.uint64)
     if sig.ndim != 2 or sig.shape[1] < bands * rows or bands < 1 or rows < 1:
         raise ValueError(f"signatures of shape {sig.shape} do not hold {bands} bands of {rows} rows")
     cut = sig[:, : bands * rows].reshape(sig.shape[0], bands, rows)
-    h = np.repeat(_band_salts(bands)[None, :], sig.shape[0], axis=0)
-    for k in range(rows):
-        h ^= cut[:, :, k]
-        _finalise(h)
-    return h
+    return _finalise(cut ^ _salts(bands, rows)).sum(axis=2, dtype=np.uint64)
 
 
 def _empty_rows(sig: np.ndarray) -> np.ndarray:
@@ -151,18 +157,20 @@ def argsort_u64(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Stable argsort of a uint64 array and the sorted values.
 
     numpy sorts 64-bit values (AVX-512 / AVX2 quicksort) an order of magnitude faster
-    than it argsorts them. The index is packed under the value's top 64 - L bits (L bits
-    hold the index), the packed words sorted, and the few runs where distinct values
-    share their top bits re-sorted exactly. Fast when the top bits are spread (hashes,
-    fingerprints); exact for any input.
+    than it argsorts them. The index is packed under the top 64 - L bits of the values'
+    range (L bits hold the index), the packed words sorted, and the few runs where
+    distinct values share those top bits re-sorted exactly. Fast when the values spread
+    over their range (hashes, fingerprints, keys i * n + j); exact for any input.
     """
     values = np.asarray(values, dtype=np.uint64)
     m = values.size
     if m <= _SMALL_SORT:
         order = np.argsort(values, kind="stable")
         return order, values[order]
-    bits = np.uint64((m - 1).bit_length())
-    packed = (values >> bits) << bits
+    index_bits = (m - 1).bit_length()
+    shift = np.uint64(max(0, int(values.max()).bit_length() + index_bits - 64))
+    bits = np.uint64(index_bits)
+    packed = (values >> shift) << bits
     packed |= np.arange(m, dtype=np.uint64)
     packed.sort()
     top = packed >> bits
@@ -311,8 +319,10 @@ class LSHIndex:
     def insert(self, key: int, signature: ArrayLike) -> None:
         """Index document ``key`` (an int) under its signature; empty signatures are not indexed."""
         keys = self._keys(signature)
-        if keys is None:
-            return
+        if keys is not None:
+            self._insert(key, keys)
+
+    def _insert(self, key: int, keys: np.ndarray) -> None:
         seq = len(self._ids)
         self._ids.append(key)
         for band_key in keys.tolist():
@@ -341,11 +351,22 @@ class LSHIndex:
     def query(self, signature: ArrayLike) -> np.ndarray:
         """Keys of the indexed documents sharing at least one band with ``signature``,
         ascending, each once."""
+        return self._query(self._keys(signature))
+
+    def query_and_insert(self, key: int, signature: ArrayLike) -> np.ndarray:
+        """``query(signature)`` then ``insert(key, signature)``, hashing the bands once:
+        the call for a page just crawled."""
         keys = self._keys(signature)
+        found = self._query(keys)
+        if keys is not None:
+            self._insert(key, keys)
+        return found
+
+    def _query(self, keys: np.ndarray | None) -> np.ndarray:
         if keys is None:
             return np.empty(0, dtype=np.int64)
-        found = [np.array(seqs, dtype=np.int64) for k in keys.tolist() if (seqs := self._buffer.get(k))]
-        keys.sort()
+        found = [np.array(recent, dtype=np.int64) for k in keys.tolist() if (recent := self._buffer.get(k))]
+        keys = np.sort(keys)
         for level_keys, level_seqs in self._levels:
             lo = np.searchsorted(level_keys, keys, side="left")
             hi = np.searchsorted(level_keys, keys, side="right")

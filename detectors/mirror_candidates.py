@@ -48,12 +48,13 @@ DEFAULT_MIRROR_PARAMS = MirrorParams()
 class CandidatePair:
     """Host a under ``prefix_a`` may mirror host b under ``prefix_b``.
 
-    ``a`` is the side with the shorter prefix, then the more pages under it (more likely
-    the original), then the smaller name. ``features``
-    holds every feature set's score for the pair (the evidence); ``pages_a`` and
-    ``pages_b`` count crawled pages under the prefixes, ``shared_paths`` the relative
-    paths both hold and ``matched_paths`` those with matching content (both counted over
-    paths rare enough to enumerate, see ``MirrorParams.max_df``).
+    ``a`` is the side with the shorter prefix, then with more pages under it (more
+    likely the original), then with the smaller name. ``score`` is the combined score
+    (in ``feature_rankings``: the ranking feature's) and ``features`` every feature
+    set's score, the evidence. ``pages_a`` and ``pages_b`` count crawled pages under the
+    prefixes, ``shared_paths`` the relative paths both hold and ``matched_paths`` those
+    with matching content (both over paths rare enough to enumerate, see
+    ``MirrorParams.max_df``).
     """
 
     a: str
@@ -133,8 +134,8 @@ def _evidence(profiles: Sequence[HostProfile], params: MirrorParams, min_score: 
     shared[found], matched[found] = aligned.shared[at], aligned.matched[at]
     for index, view_a, view_b in zip(found.tolist(), aligned.view_a[at].tolist(), aligned.view_b[at].tolist()):
         prefix_a[index], prefix_b[index] = aligned.prefixes[view_a], aligned.prefixes[view_b]
-    order = np.argsort(np.argsort([p.name for p in profiles], kind="stable"))
-    return _Evidence(a, b, order, dense, combined, prefix_a, prefix_b, pages_a, pages_b, shared, matched)
+    name_rank = np.argsort(np.argsort([p.name for p in profiles], kind="stable"))
+    return _Evidence(a, b, name_rank, dense, combined, prefix_a, prefix_b, pages_a, pages_b, shared, matched)
 
 
 def _best_per_host(evidence: _Evidence, chosen: np.ndarray, score: np.ndarray, k: int) -> np.ndarray:

@@ -20,9 +20,14 @@ validations. The caller fetches; this module decides what to fetch and what it m
     page matches when its counterpart exists with an identical fingerprint, or with
     signatures agreeing on at least ``near_agreement`` (0.8, the usual near-duplicate
     resemblance; the estimate's standard error at 84 positions is about 0.04) of
-    positions. An observation whose counterpart's existence or content is unknown is left
-    out of that direction's count. Levels, from the matched fractions f (A's pages found on
-    B) and g (B's found on A):
+    positions, or, when the caller supplies it, with a containment of at least
+    ``min_containment`` (0.9). Containment (Broder et al. 1997: |S(A) & S(B)| / |S(A)|,
+    the larger of the two directions) stays near 1 for a page re-wrapped in another
+    site's header, menu and footer, whose resemblance drops to 0.7-0.9 (a repackaged
+    mirror); 0.9 leaves room for the noise of a MOD_m estimate on a page of a few hundred
+    words, and most pages with a paragraph rewritten stay below it. An observation whose
+    counterpart's existence or content is unknown is left out of that direction's count.
+    Levels, from the matched fractions f (A's pages found on B) and g (B's found on A):
 
     * ``full`` when f >= 0.9 and g >= 0.9: mirrors both ways; 0.9 rather than 1 forgives
       a copy crawled incompletely or a few pages changed since, and 20 samples estimate a
@@ -35,19 +40,21 @@ validations. The caller fetches; this module decides what to fetch and what it m
     Shared boilerplate is not a mirror. A pair needs ``min_matched`` (5) matched sampled
     paths in all, so hosts of a handful of pages (a licence and a contact page in common)
     are never mirrors. And the mirrored part must be at least ``min_coverage`` of the
-    larger side too, that is of both sides: the brief's "30% of the smaller side" is
-    already implied by the thresholds above (0.5 or 0.9 of one side), and it is the
-    larger side that a small host copying a few common pages of a big one fails (f = 8
-    of 1000 pages, g = 1). A subset mirror of one part of a big site is still found:
-    candidate generation aligns it with that part's prefix, against which it is large.
+    larger side too, that is of both sides. Measured against the smaller side only, such
+    a floor would never bite (the thresholds above already ask for 0.5 or 0.9 of one
+    side); it is against the larger side that a small host holding a few common pages of
+    a big one fails (f = 8/1000, g = 1). A subset mirror of one part of a big site is
+    still found: candidate generation aligns it with that part's prefix, against which
+    it is large.
     A verdict is ``decided`` only when each direction has at least one checked path and
     no more than half of its sample unknown; ``MirrorGraph`` ignores the rest.
 ``MirrorGraph``
     Keeps decided verdicts between locations (host + prefix) and infers others, as
     Bharat et al. do: Mirror(A, x) and Mirror(x, B) imply Mirror(A, B); Mirror(A, x) and
-    not Mirror(x, B) imply not Mirror(A, B). Both rules hold for full mirrors (A and x
-    hold the same pages), so chains run through full verdicts, with at most one partial
-    verdict in a chain: two subset mirrors of one site may share nothing.
+    not Mirror(x, B) imply not Mirror(A, B). Both rules hold when Mirror(A, x) is full
+    (A and x hold the same pages), so chains run through full verdicts, with at most one
+    partial verdict in a chain (two subset mirrors of one site may share nothing), and
+    a negative verdict carries over to full mirrors only.
     Conflicting evidence between two groups answers None: validate directly. A direct
     verdict always wins. ``clusters`` are the connected components of full and partial
     verdicts.
@@ -79,7 +86,7 @@ __all__ = [
     "sample_paths",
 ]
 
-LEVELS = ("full", "partial", "none")
+_MATCHES = ("identical", "near", "contained")
 
 
 def location(host: str, prefix: str = "/") -> str:
@@ -138,6 +145,9 @@ class Observation:
     fingerprint_b: int | None = None
     signature_a: np.ndarray | None = None
     signature_b: np.ndarray | None = None
+    #: How much of one page's text the other holds, the larger of the two directions
+    #: (e.g. ``detectors.sketch.containment_mod_m`` both ways), when the caller has it.
+    containment: float | None = None
 
 
 @dataclass(frozen=True)
@@ -146,8 +156,9 @@ class MirrorVerdict:
 
     ``fraction_ab`` is the share of A's sampled paths found on B with matching content
     (``matched_ab`` of ``checked_ab``), ``fraction_ba`` the converse; None when nothing
-    was checked. ``identical`` and ``near_identical`` count the matched observations by
-    kind. ``decided`` is False when the observations could not settle the question.
+    was checked. ``identical``, ``near_identical`` and ``contained`` count the matched
+    observations by kind. ``decided`` is False when the observations could not settle
+    the question.
     """
 
     a: str
@@ -167,26 +178,32 @@ class MirrorVerdict:
     reasons: tuple[str, ...]
     pages_a: int = 0
     pages_b: int = 0
+    contained: int = 0
 
     @property
     def is_mirror(self) -> bool:
         return self.level != "none"
 
 
-def _content_match(observation: Observation, near_agreement: float) -> str | None:
-    """How the two pages compare: identical, near, different, or None when unknown."""
+def _content_match(observation: Observation, near_agreement: float, min_containment: float) -> str | None:
+    """How the two pages compare: identical, near, contained, different, or None when unknown."""
     fp_a, fp_b = observation.fingerprint_a, observation.fingerprint_b
     if fp_a is not None and fp_b is not None and fp_a == fp_b:
         return "identical"
     sig_a, sig_b = observation.signature_a, observation.signature_b
+    known = fp_a is not None and fp_b is not None
     if sig_a is not None and sig_b is not None:
         sig_a, sig_b = np.asarray(sig_a), np.asarray(sig_b)
         if sig_a.shape != sig_b.shape or sig_a.size == 0:
             raise ValueError("signatures of different or empty shapes")
-        return "near" if np.count_nonzero(sig_a == sig_b) >= near_agreement * sig_a.size - 1e-9 else "different"
-    if fp_a is not None and fp_b is not None:
-        return "different"
-    return None
+        if np.count_nonzero(sig_a == sig_b) >= near_agreement * sig_a.size - 1e-9:
+            return "near"
+        known = True
+    if observation.containment is not None:
+        if observation.containment >= min_containment:
+            return "contained"
+        known = True
+    return "different" if known else None
 
 
 def judge(
@@ -196,6 +213,7 @@ def judge(
     k: int = 20,
     seed: int = 0,
     near_agreement: float = 0.8,
+    min_containment: float = 0.9,
     full: float = 0.9,
     partial: float = 0.5,
     min_matched: int = 5,
@@ -207,7 +225,7 @@ def judge(
         raise ValueError("k and min_matched must be at least 1")
     unique = list({(o.path_a, o.path_b): o for o in observations}.values())
     ranked = sorted(unique, key=lambda o: _rank(_relative(o.path_a, pair.prefix_a), seed))
-    outcome = {id(o): _outcome(o, near_agreement) for o in ranked}
+    outcome = {id(o): _outcome(o, near_agreement, min_containment) for o in ranked}
     from_a = [o for o in ranked if o.exists_a is True][:k]
     from_b = [o for o in ranked if o.exists_b is True][:k]
 
@@ -219,14 +237,14 @@ def judge(
                 unknown += 1
                 continue
             checked += 1
-            matched += bool(exists) and kind in ("identical", "near")
+            matched += bool(exists) and kind in _MATCHES
         return checked, matched, unknown
 
     checked_ab, matched_ab, unknown_ab = tally(from_a, "exists_b")
     checked_ba, matched_ba, unknown_ba = tally(from_b, "exists_a")
     seen = {id(o): o for o in from_a + from_b}
     kinds = [outcome[i] for i, o in seen.items() if o.exists_a and o.exists_b]
-    identical, near = kinds.count("identical"), kinds.count("near")
+    identical, near, contained = kinds.count("identical"), kinds.count("near"), kinds.count("contained")
     f = matched_ab / checked_ab if checked_ab else None
     g = matched_ba / checked_ba if checked_ba else None
 
@@ -242,9 +260,12 @@ def judge(
         assert f is not None and g is not None
         reasons.append(f"{matched_ab}/{checked_ab} of A's sampled paths match on B")
         reasons.append(f"{matched_ba}/{checked_ba} of B's sampled paths match on A")
-        reasons.append(f"{identical} identical, {near} near-identical pages (signature agreement >= {near_agreement})")
-        if identical + near < min_matched:
-            reasons.append(f"only {identical + near} matched sampled paths (< {min_matched}): no mirror")
+        reasons.append(
+            f"{identical} identical, {near} near-identical (signature agreement >= {near_agreement}), "
+            f"{contained} contained (containment >= {min_containment}) pages"
+        )
+        if identical + near + contained < min_matched:
+            reasons.append(f"only {identical + near + contained} matched sampled paths (< {min_matched}): no mirror")
         elif f >= full and g >= full:
             level = "full"
             reasons.append(f"both directions >= {full}")
@@ -277,12 +298,13 @@ def judge(
         reasons=tuple(reasons),
         pages_a=pair.pages_a,
         pages_b=pair.pages_b,
+        contained=contained,
     )
 
 
-def _outcome(observation: Observation, near_agreement: float) -> str | None:
+def _outcome(observation: Observation, near_agreement: float, min_containment: float) -> str | None:
     if observation.exists_a and observation.exists_b:
-        return _content_match(observation, near_agreement)
+        return _content_match(observation, near_agreement, min_containment)
     return None
 
 

@@ -85,6 +85,10 @@ ANCHOR_WINDOW = 8
 # --- document sketches (detectors/sketch.py; Broder 1997, Henzinger 2006) --------------
 # Words per shingle: Broder's w = 10 (fewer-token documents get one shingle, flagged).
 SHINGLE_SIZE = 10
+# Drop text blocks repeated on 3+ pages of the same host (navigation, headers, footers)
+# before sketching (detectors/boilerplate.py; Henzinger 2006). Decided by
+# benchmarks/boilerplate.py and benchmarks/mirror_sandbox.py: see docs/ARCHITECTURE.md.
+BOILERPLATE_REMOVAL = False
 # MIN_s sample size: "100 samples reasonable, 200 more than enough" (Broder).
 SKETCH_MIN_S = 200
 # MOD_m modulus: keeps ~1/25 of the shingles, enough for containment (Broder: m = 25).

@@ -45,3 +45,18 @@ def test_hostile_documents_give_a_defined_result() -> None:
 
 def test_content_bag_drops_stopwords() -> None:
     assert content_bag(tokenize("The cat and a dog of Rome")) == ["cat", "dog", "rome"]
+
+
+def test_blocks_and_boilerplate_removal() -> None:
+    from detectors.boilerplate import BoilerplateFilter
+
+    menu = '<div class="nav">Home About Contact</div>'
+    pages = [canonical_document(f"{menu}<p>Page {i} has its own words about topic {i}</p><footer>Copyright the site</footer>") for i in range(4)]
+    assert pages[0].blocks() == [["home", "about", "contact"], ["page", "0", "has", "its", "own", "words", "about", "topic", "0"], ["copyright", "the", "site"]]
+    online = BoilerplateFilter(min_pages=3)
+    kept = [online.filter("a.test", page.blocks()) for page in pages]
+    assert "home" in kept[0] and "home" in kept[1]  # not yet repeated three times
+    assert "home" not in kept[2] and "copyright" not in kept[3]
+    assert kept[3] == ["page", "3", "has", "its", "own", "words", "about", "topic", "3"]
+    # Another host's counts are its own.
+    assert "home" in online.filter("b.test", pages[0].blocks())

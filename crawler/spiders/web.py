@@ -46,6 +46,7 @@ from crawler.hosts import HostsFileError, host_key, normalize_url, read_hosts_fi
 from crawler.items import PageItem
 from crawler.middlewares import RefusedRequest
 from crawler.resolver import REFUSED
+from detectors.boilerplate import BoilerplateFilter
 from detectors.canonical import canonical_document
 from storage.db import StoreError, resolve_database_url
 from storage.records import LinkRecord, PageRecord
@@ -193,6 +194,7 @@ class WebSpider(Spider):
         spider = super().from_crawler(crawler, *args, **kwargs)
         settings = crawler.settings
         spider.window = settings.getint("ANCHOR_WINDOW")
+        spider.boilerplate = BoilerplateFilter() if settings.getbool("BOILERPLATE_REMOVAL") else None
         pipelines = settings.getwithbase("ITEM_PIPELINES")
         spider.expansion_deferred = pipelines.get("crawler.pipelines.DuplicatePipeline") is not None
         spider.depth_limit = settings.getint("DEPTH_LIMIT")
@@ -332,8 +334,9 @@ class WebSpider(Spider):
         if not self.expansion_deferred:
             yield from filter(None, (self._request(u, d) for u, d in pending))
             pending = []
+        tokens = self.boilerplate.filter(record.host, doc.blocks()) if self.boilerplate else doc.tokens
         # Otherwise scheduled by the duplicate pipeline once the page is known not to be one.
-        yield PageItem(record, doc.tokens, outlinks=pending)
+        yield PageItem(record, tokens, outlinks=pending)
 
     def _outcome(self, response: Response, content_type: str | None) -> str:
         if response.status >= 300:
