@@ -6,6 +6,8 @@ import itertools
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from detectors import minhash
 from detectors.clustering import (
@@ -266,6 +268,39 @@ def test_merge_repairs_values_sharing_their_top_bits() -> None:
     result = cluster_sketches(np.arange(3), offsets, values, threshold=0.1, s=3)
     got = {(x, y): r for x, y, r in zip(result.i.tolist(), result.j.tolist(), result.similarity.tolist())}
     assert got == all_pairs([a, b, c], np.empty(0, dtype=np.uint64), 3, "min_s", 0.1)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.sets(st.integers(0, 40), max_size=25), min_size=1, max_size=12),
+    st.integers(3, 20),
+    st.sampled_from([0.2, 0.5, 0.8, 1.0]),
+    st.sampled_from(["min_s", "jaccard"]),
+    st.booleans(),
+)
+def test_estimates_match_the_reference_on_any_small_input(
+    sets: list[set[int]], s: int, threshold: float, estimator: str, high: bool
+) -> None:
+    # With ``high``, values differ only in their lowest bits: most neighbours tie in the
+    # merge words and take the exact path.
+    base = np.uint64(2**63 + 2**62) if high else np.uint64(0)
+    sketches = [np.array(sorted(x), dtype=np.uint64)[:s] + base for x in sets]
+    offsets, values = csr(sketches)
+    prefix = int((1 - threshold) * s) + 1
+    result = cluster_sketches(
+        np.arange(len(sets)), offsets, values, threshold=threshold, s=s, prefix=prefix, estimator=estimator
+    )
+    expected = {}
+    firsts: dict[bytes, int] = {}
+    for k, x in enumerate(sketches):  # identical sketches collapse to their first
+        firsts.setdefault(x.tobytes(), k)
+    reps = [k for k, x in enumerate(sketches) if x.size and firsts[x.tobytes()] == k]
+    for a, b in itertools.combinations(reps, 2):
+        r = reference_estimate(sketches[a], sketches[b], np.empty(0, dtype=np.uint64), s, estimator)
+        if r >= threshold:
+            expected[(a, b)] = r
+    got = {(a, b): r for a, b, r in zip(result.i.tolist(), result.j.tolist(), result.similarity.tolist())}
+    assert got == expected
 
 
 def test_default_prefix() -> None:
