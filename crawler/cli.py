@@ -36,7 +36,7 @@ from crawler.report import (
 from storage.db import StoreError, current_revision, head_revision, make_engine, resolve_database_url, upgrade
 from storage.store import Store
 
-COMMANDS = ("report", "crawl", "demo", "db", "detect", "duplicates")
+COMMANDS = ("report", "crawl", "demo", "db", "detect", "duplicates", "similar")
 DEMO_DATABASE = "mirrorscope-demo.db"
 
 
@@ -93,6 +93,12 @@ def build_parser() -> argparse.ArgumentParser:
     duplicates.add_argument("--method", choices=("broder", "center", "super-shingles"), default="broder")
     duplicates.add_argument("--limit", type=int, default=50, help="clusters shown in the table (all in JSON/CSV)")
     _add_output(duplicates)
+
+    similar = commands.add_parser("similar", help="URLs linked to like URL (anchor text and the words around it)")
+    similar.add_argument("url")
+    _add_db(similar)
+    similar.add_argument("--limit", type=int, default=10)
+    similar.add_argument("--format", choices=("table", "json"), default="table")
 
     db = commands.add_parser("db", help="database schema")
     db.add_argument("action", choices=("upgrade", "current"))
@@ -270,6 +276,33 @@ def cmd_duplicates(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_similar(args: argparse.Namespace) -> int:
+    from crawler.hosts import normalize_url
+    from crawler.similar import similar_urls
+
+    url = normalize_url("", args.url) or args.url
+    store = _open_store(args.db)
+    try:
+        found = similar_urls(store, url, args.limit)
+    finally:
+        store.close()
+    if found is None:
+        raise UsageError(f"no link to {url} and no title for it in the store")
+    if args.format == "json":
+        sys.stdout.write(render_json({"url": url, "similar": found}))
+        return 0
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title=Text(f"URLs linked to like {safe_text(url)}"), title_justify="left")
+    table.add_column("similarity", justify="right")
+    table.add_column("url", overflow="fold")
+    for row in found:
+        table.add_row(f"{row['similarity']:.2f}", Text(safe_text(row["url"])))
+    Console().print(table)
+    return 0
+
+
 def cmd_db(args: argparse.Namespace) -> int:
     try:
         engine = make_engine(resolve_database_url(args.db))
@@ -405,7 +438,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv.insert(0, "report")
     handlers = {
         "report": cmd_report, "crawl": cmd_crawl, "demo": cmd_demo, "db": cmd_db,
-        "detect": cmd_detect, "duplicates": cmd_duplicates,
+        "detect": cmd_detect, "duplicates": cmd_duplicates, "similar": cmd_similar,
     }
     try:
         args = build_parser().parse_args(argv)

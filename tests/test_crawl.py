@@ -333,3 +333,22 @@ def test_report_escapes_crawled_strings(tmp_path: Path) -> None:
     assert safe_cell("=HYPERLINK(1)") == "'=HYPERLINK(1)"
     row = {"a": "=cmd()", "b": "http://b/", "level": "full", "score": 1.0, "paths_checked": 2, "paths_matched": 2, "inferred": False, "features": {"paths": 1.0}}
     assert "'=cmd()" in render_csv({"mirrors": [row]})
+
+
+def test_similar_urls_pair_mirrored_pages_by_their_anchor_bags(sandbox: Sandbox, sqlite_url: str) -> None:
+    from crawler.similar import similar_urls
+
+    crawl(sandbox, sqlite_url)
+    store = Store(sqlite_url)
+    port = sandbox.server.port
+    originals = sorted(u for u in store.fetched_urls() if u.startswith(f"http://docs.pyref.org:{port}/library/"))[:15]
+    assert len(originals) == 15
+    hits = 0
+    for url in originals:
+        found = [row["url"] for row in similar_urls(store, url) or []]
+        hits += url.replace("docs.pyref.org", "pydocs.fastmirror.net") in found
+        assert all(not u.startswith(f"http://docs.rubicon-lang.org:{port}/") or u.endswith("index.html") for u in found[:1])
+    assert hits >= 0.9 * len(originals)
+    result = mirror_report("similar", originals[0], "--db", sqlite_url, "--format", "json")
+    assert result.returncode == 0 and "pydocs.fastmirror.net" in result.stdout
+    store.close()
