@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from crawler.cli import build_report, score_mirrors  # noqa: E402
 from crawler.mirrors import HostView  # noqa: E402
-from crawler.sandbox import SandboxServer, build_world  # noqa: E402
+from crawler.sandbox import SandboxServer, build_world, is_copied  # noqa: E402
 from detectors.mirrors import candidate_pairs, feature_rankings  # noqa: E402
 from storage.store import Store  # noqa: E402
 
@@ -40,12 +40,6 @@ def crawl(seeds: Path, hosts: Path, db: str, *settings: str) -> None:
          "-s", "ALLOW_PRIVATE_ADDRESSES=True", "-s", f"DATABASE_URL={db}", "-s", "LOG_LEVEL=ERROR", *settings],
         cwd=ROOT, check=True, capture_output=True,
     )
-
-
-def on_mirror_side(url: str, hosts: dict) -> bool:
-    netloc, path = url.split("/", 3)[2], "/" + url.split("/", 3)[3]
-    info = hosts[netloc.split(":")[0]]
-    return info["of"] is not None and info["role"] != "decoy" and path.startswith(info["prefix"])
 
 
 def pair_key(a: str, b: str) -> frozenset[str]:
@@ -97,7 +91,7 @@ def main() -> None:
     print(f"candidates: {len(candidates)} for {len(true)} true pairs ({per_pair:.1f} per pair), candidate recall {candidate_recall:.3f}")
     print(f"reported: {scored}; validation fetches {validation} for {len(report['mirrors'])} mirror pairs")
     expected = set(truth["pages"])
-    mirror_side = {u for u in expected if on_mirror_side(u, truth["hosts"])}
+    mirror_side = {u for u in expected if is_copied(u, truth["hosts"])}
     unique = expected - mirror_side
     fetched_aware, fetched_plain = len(mirror_side & aware_urls), len(mirror_side & plain_urls)
     saved = 1 - fetched_aware / fetched_plain if fetched_plain else 0.0

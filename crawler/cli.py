@@ -333,13 +333,6 @@ def _start_sandbox(seed: int, port: int, workdir: Path) -> tuple[subprocess.Pope
     return server, [line.strip() for line in seeds_file.read_text().splitlines() if line.strip()]
 
 
-def _on_mirror_side(url: str, hosts: dict[str, Any]) -> bool:
-    """True for a sandbox URL whose content the sandbox copies from another host."""
-    _, _, netloc, path = (url.split("/", 3) + [""])[:4]
-    info = hosts.get(netloc.split(":")[0], {})
-    return info.get("of") is not None and info.get("role") != "decoy" and ("/" + path).startswith(info.get("prefix", "/"))
-
-
 def score_mirrors(found: list[dict[str, Any]], truth: dict[str, Any]) -> dict[str, Any]:
     """Host-pair precision and recall of reported mirrors against a sandbox's ground truth."""
     def hosts(entry: dict[str, Any]) -> frozenset[str]:
@@ -363,6 +356,8 @@ def score_mirrors(found: list[dict[str, Any]], truth: dict[str, Any]) -> dict[st
 
 def cmd_demo(args: argparse.Namespace) -> int:
     import json
+
+    from crawler.sandbox import is_copied
 
     console = Console(stderr=True)
     url = args.db or f"sqlite:///{DEMO_DATABASE}"
@@ -399,7 +394,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     finally:
         store.close()
     expected = set(truth["pages"])
-    copied = {url for url in expected if _on_mirror_side(url, truth["hosts"])}
+    copied = {url for url in expected if is_copied(url, truth["hosts"])}
     report["sandbox"] = {
         "seed": args.seed,
         "crawl_seconds": round(elapsed, 2),

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from crawler.sandbox import SandboxServer, build_world
+from crawler.sandbox import SandboxServer, build_world, is_copied
 from storage.store import Store
 from tests.conftest import ROOT, mirror_report, scrapy_crawl
 
@@ -40,10 +40,7 @@ class Sandbox:
                 "-s", f"MIRROR_DETECTION_ENABLED={mirrors}", *extra]
 
     def on_mirror_side(self, url: str) -> bool:
-        """True for URLs whose content the sandbox copies from another host."""
-        host, path = url.split("/", 3)[2].split(":")[0], "/" + url.split("/", 3)[3]
-        info = self.truth["hosts"][host]
-        return info["of"] is not None and info["role"] != "decoy" and path.startswith(info["prefix"])
+        return is_copied(url, self.truth["hosts"])
 
     def expected_urls(self) -> set[str]:
         return set(self.truth["pages"]) | set(self.truth["robots_disallowed"])

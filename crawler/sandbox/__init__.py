@@ -11,6 +11,7 @@ benchmarks; `SandboxServer` serves any of them on 127.x addresses;
 
 from .model import Host, Resource, World, is_browser
 from .server import SandboxServer
+from .truth import is_copied
 from .world import build_full_world, build_linkheavy_world, build_world
 
-__all__ = ["Host", "Resource", "World", "SandboxServer", "build_world", "build_full_world", "build_linkheavy_world", "is_browser"]
+__all__ = ["Host", "Resource", "World", "SandboxServer", "build_world", "build_full_world", "build_linkheavy_world", "is_browser", "is_copied"]

@@ -73,6 +73,14 @@ def ground_truth(world: World, port: int) -> dict[str, Any]:
     return walk.report()
 
 
+def is_copied(url: str, hosts: dict[str, Any]) -> bool:
+    """True for a URL whose content the sandbox copies from another host (a mirror side),
+    given the ground truth's ``"hosts"``."""
+    _, _, netloc, path = (url.split("/", 3) + [""])[:4]
+    info = hosts.get(netloc.split(":")[0], {})
+    return info.get("of") is not None and info.get("role") != "decoy" and ("/" + path).startswith(info.get("prefix", "/"))
+
+
 def classify(resource: Resource | None) -> str:
     """The outcome of fetching `resource` (redirects are resolved by the walk)."""
     if resource is None:
