@@ -349,3 +349,30 @@ def test_similar_urls_pair_mirrored_pages_by_their_anchor_bags(sandbox: Sandbox,
     result = mirror_report("similar", originals[0], "--db", sqlite_url, "--format", "json")
     assert result.returncode == 0 and "pydocs.fastmirror.net" in result.stdout
     store.close()
+
+
+def test_detection_over_hostile_stores(db_url: str) -> None:
+    """An empty store, a store of one page and a store of identical pages all work."""
+    from datetime import datetime, timezone
+
+    from crawler.detect import detect_duplicates
+    from crawler.mirrors import detect_mirrors
+    from crawler.pipelines import sketch_record
+    from detectors.sketch import sketch_tokens
+    from storage.records import PageRecord
+
+    store = Store(db_url)
+    assert detect_duplicates(store)["pages"] == 0 and detect_mirrors(store)["mirrors"] == 0
+    run = store.start_run([], {})
+    words = "the same page of text repeated on every host of this store".split() * 3
+    for n in range(4):
+        record = PageRecord(url=f"http://h{n}.test/p.html", host=f"h{n}.test", hostname=f"h{n}.test", port=None,
+                            path="/p.html", depth=0, outcome="ok", fetched_at=datetime.now(timezone.utc), status=200,
+                            sketch=sketch_record(sketch_tokens(words)))
+        store.write_pages([record], run)
+        summary = detect_duplicates(store)
+        assert summary["broder"]["clusters"] == (1 if n else 0)
+        assert summary["broder"]["pages_in_clusters"] == (n + 1 if n else 0)
+    assert store.duplicate_clusters("broder")[0]["identical"] is True
+    detect_mirrors(store)
+    store.close()
