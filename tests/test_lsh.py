@@ -174,7 +174,7 @@ def test_equal_key_pairs_in_batches() -> None:
 
 
 def test_same_candidates_as_datasketch() -> None:
-    datasketch = pytest.importorskip("datasketch")
+    import datasketch
     rng = np.random.default_rng(7)
     sig, _ = planted_signatures(rng, groups=30, size=4, agreement=0.8, singles=200)
     bands, rows = choose_bands(SIZE, 0.8)
