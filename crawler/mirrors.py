@@ -232,6 +232,7 @@ class MirrorMiddleware:
         self.requested: set[tuple[str, str]] = set()
         self.mirrored: dict[str, str] = {}
         self.pages_since = 0
+        self.persisted = False
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "MirrorMiddleware":
@@ -243,6 +244,7 @@ class MirrorMiddleware:
         if middleware.enabled:
             crawler.signals.connect(middleware.item_scraped, signal=signals.item_scraped)
             crawler.signals.connect(middleware.spider_idle, signal=signals.spider_idle)
+            crawler.signals.connect(middleware.spider_closed, signal=signals.spider_closed)
         return middleware
 
     # -- what the crawl learns ----------------------------------------------------------
@@ -261,11 +263,20 @@ class MirrorMiddleware:
     def spider_idle(self) -> None:
         if self._round():
             raise DontCloseSpider
+        self._persist()
+
+    def spider_closed(self) -> None:
+        """A crawl stopped before going idle (page limit, shutdown) keeps what it judged."""
+        if not self.persisted:
+            self._persist()
+
+    def _persist(self) -> None:
         self.rounds.finish(self.view)
         self._refresh_policy()
         pairs, clusters = self.rounds.rows(self.view)
         self.crawler.spider.store.replace_mirrors(pairs, clusters)
         self.crawler.stats.set_value("mirrorscope/mirrors", sum(p["level"] != "none" for p in pairs))
+        self.persisted = True
 
     def _round(self) -> bool:
         """Run a round; True when it scheduled validation fetches."""
