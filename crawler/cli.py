@@ -18,7 +18,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -178,17 +179,24 @@ def _open_store(url: str | None) -> Store:
         raise UsageError(str(exc)) from None
 
 
-def _emit(report: dict[str, Any], fmt: str, output: str | None) -> None:
+def _emit(
+    report: dict[str, Any],
+    fmt: str,
+    output: str | None,
+    table: Callable[[dict[str, Any], Console], None] = render_table,
+    to_csv: Callable[[dict[str, Any]], str] = render_csv,
+) -> None:
+    """Write ``report`` as JSON, CSV (``to_csv``) or a terminal table (``table``)."""
     if fmt == "json":
         text = render_json(report)
     elif fmt == "csv":
-        text = render_csv(report)
+        text = to_csv(report)
     elif output:
         with open(output, "w", encoding="utf-8") as handle:
-            render_table(report, Console(file=handle, width=120))
+            table(report, Console(file=handle, width=120))
         return
     else:
-        render_table(report, Console())
+        table(report, Console())
         return
     if output:
         Path(output).write_text(text, encoding="utf-8")
@@ -261,18 +269,7 @@ def cmd_duplicates(args: argparse.Namespace) -> int:
         report = duplicates_report(store, args.method)
     finally:
         store.close()
-    if args.format == "json":
-        text = render_json(report)
-    elif args.format == "csv":
-        text = render_duplicates_csv(report)
-    else:
-        console = Console(file=open(args.output, "w", encoding="utf-8") if args.output else None)
-        render_duplicates_table(report, console, args.limit)
-        return 0
-    if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
+    _emit(report, args.format, args.output, partial(render_duplicates_table, limit=args.limit), render_duplicates_csv)
     return 0
 
 
