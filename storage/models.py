@@ -88,6 +88,9 @@ class Page(Base):
     )
     duplicate_kind: Mapped[str | None] = mapped_column(String(16))
     duplicate_score: Mapped[float | None] = mapped_column(Float)
+    #: The page's spam score in [0, 1] and the reasons that fired (``detectors.spam``).
+    spam_score: Mapped[float | None] = mapped_column(Float)
+    spam_reasons: Mapped[list[str] | None] = mapped_column(JSON)
 
 
 class Link(Base):
@@ -205,3 +208,18 @@ class MirrorCluster(Base):
     cluster: Mapped[int] = mapped_column(Integer, primary_key=True)
     url: Mapped[str] = mapped_column(Text, primary_key=True)
     canonical: Mapped[bool] = mapped_column(Boolean)
+
+
+class HostVerdict(Base):
+    """A host's spam or trap verdict (``kind``): score, whether it is flagged, and why."""
+
+    __tablename__ = "host_verdicts"
+
+    host: Mapped[str] = mapped_column(String(255), primary_key=True)
+    kind: Mapped[str] = mapped_column(String(8), primary_key=True)
+    flagged: Mapped[bool] = mapped_column(Boolean)
+    score: Mapped[float] = mapped_column(Float)
+    pages: Mapped[int] = mapped_column(Integer)
+    reasons: Mapped[list[str]] = mapped_column(JSON)
+    features: Mapped[dict[str, Any]] = mapped_column(JSON)
+    detected_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

@@ -62,5 +62,8 @@ class PageRecord:
     duplicate_of: str | None = None
     duplicate_kind: str | None = None
     duplicate_score: float | None = None
+    #: Spam score in [0, 1] and the reasons that fired (``detectors.spam.page_verdict``).
+    spam_score: float | None = None
+    spam_reasons: list[str] | None = None
     #: (container URL, containment) for earlier pages this one lies mostly inside.
     contained_in: list[tuple[str, float]] = field(default_factory=list)

@@ -22,6 +22,7 @@ from storage.models import (
     DuplicateClusterMember,
     DuplicatePair,
     Host,
+    HostVerdict,
     Link,
     MirrorCluster,
     MirrorPair,
@@ -34,6 +35,7 @@ _IN_CHUNK = 500  # bound parameters per IN (...) list: far below every backend's
 _PAGE_COLUMNS = (
     "host_id", "crawl_run_id", "path", "depth", "status", "outcome", "error", "content_type",
     "length", "fetched_at", "fingerprint", "title", "redirect_to", "duplicate_kind", "duplicate_score",
+    "spam_score", "spam_reasons",
 )
 
 
@@ -151,6 +153,7 @@ class Store:
                 "content_type": r.content_type, "length": r.length, "fetched_at": r.fetched_at,
                 "fingerprint": to_signed64(r.fingerprint), "title": r.title, "redirect_to": r.redirect_to,
                 "duplicate_kind": r.duplicate_kind, "duplicate_score": r.duplicate_score,
+                "spam_score": r.spam_score, "spam_reasons": r.spam_reasons,
             }
             for r in records
         ]
@@ -297,6 +300,24 @@ class Store:
             rows = [{"cluster": n, "url": url, "canonical": canonical} for n, members in enumerate(clusters, 1) for url, canonical in members]
             if rows:
                 conn.execute(insert(MirrorCluster), rows)
+
+    def replace_host_verdicts(self, verdicts: Sequence[dict[str, Any]]) -> None:
+        """Replace the spam and trap verdicts (rows of ``host_verdicts`` columns)."""
+        now = _now()
+        with self.engine.begin() as conn:
+            conn.execute(delete(HostVerdict))
+            if verdicts:
+                conn.execute(insert(HostVerdict), [dict(v, detected_at=now) for v in verdicts])
+
+    def host_verdicts(self, kind: str | None = None, flagged_only: bool = False) -> list[dict[str, Any]]:
+        """Host verdicts, highest score first (``kind``: ``spam`` or ``trap``; all if None)."""
+        query = select(*HostVerdict.__table__.c).order_by(HostVerdict.kind, HostVerdict.score.desc(), HostVerdict.host)
+        if kind is not None:
+            query = query.where(HostVerdict.kind == kind)
+        if flagged_only:
+            query = query.where(HostVerdict.flagged.is_(True))
+        with self.engine.connect() as conn:
+            return [dict(r) for r in conn.execute(query).mappings()]
 
     def mirror_pairs(self, include_none: bool = False) -> list[dict[str, Any]]:
         query = select(*MirrorPair.__table__.c).order_by(MirrorPair.score.desc(), MirrorPair.url_a, MirrorPair.url_b)
