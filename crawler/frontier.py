@@ -61,6 +61,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections import Counter, OrderedDict
+from collections.abc import AsyncIterator
 from contextlib import suppress
 from pathlib import Path
 from typing import Any
@@ -76,7 +77,7 @@ from scrapy.utils.misc import build_from_crawler
 from crawler.hosts import host_key, read_hosts_file, registrable_domain
 from crawler.items import PageItem
 from detectors.budget import BudgetPolicy, HostBudget
-from detectors.traps import TrapLimits, TrapMonitor
+from detectors.traps import TrapLimits, TrapMonitor, calendar_like
 from storage.records import PageRecord
 
 logger = logging.getLogger(__name__)
@@ -147,6 +148,28 @@ class FrontierPolicy:
                 self._logged.add((host, reason))
                 logger.info("frontier: dropping URLs of %s: %s (first: %s)", host, detail, url)
         return reason
+
+    def trust(self, url: str) -> None:
+        """``url`` is a seed: its host's budget is the ceiling (``HostBudget.trust``)."""
+        host, _, domain = _keys(url)
+        self.budget.trust(host, domain)
+
+    def blocked(self, url: str) -> str | None:
+        """The spam or trap verdict that took ``url``'s host out of the crawl, or None."""
+        host, hostname, domain = _keys(url)
+        return self.budget.blocked(host, domain, self.addresses.get(hostname))
+
+    def walking_calendar(self, record: PageRecord, urls: list[str]) -> set[str]:
+        """The links of the page ``record`` that walk its own calendar (not followed:
+        ``detectors.traps``, calendar-walk), counted and logged."""
+        dates = [u for u in urls if calendar_like(u) and host_key(u) == record.host]
+        steps = self.traps.walking_calendar(record.host, record.url, dates) if dates else []
+        if steps:
+            self.stats.inc_value("frontier/dropped/trap-calendar-walk", len(steps))
+            if (record.host, "trap-calendar-walk") not in self._logged:
+                self._logged.add((record.host, "trap-calendar-walk"))
+                logger.info("frontier: not walking the calendar of %s (first: %s)", record.host, steps[0])
+        return set(steps)
 
     def charge(self, url: str) -> None:
         """``url`` was queued: one fetch off its host's, domain's and IP's budgets."""
@@ -318,6 +341,18 @@ class HostFairQueue:
         return None
 
     def pop(self) -> Request | None:
+        # Requests queued before their host was blocked are dropped on the way out.
+        while (request := self._pop()) is not None:
+            if self.policy is None or (reason := self.policy.blocked(request.url)) is None:
+                return request
+            self.stats.inc_value("frontier/dropped/queued-blocked")
+            host = _keys(request.url)[0]
+            if (host, "queued-blocked") not in self._logged:
+                self._logged.add((host, "queued-blocked"))
+                logger.info("frontier: dropping queued URLs of %s (%s)", host, reason)
+        return None
+
+    def _pop(self) -> Request | None:
         found = self._next()
         if found is None:
             return None
@@ -361,12 +396,23 @@ class FrontierMiddleware(BaseSpiderMiddleware):
         super().__init__(crawler)
         self.policy = FrontierPolicy.of(crawler)
 
+    async def process_start(self, start: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        # Start requests are the user's seeds: trusted (``FrontierPolicy.trust``).
+        async for request in start:
+            if isinstance(request, Request) and request.meta.get("depth", 0) == 0:
+                self.policy.trust(request.url)
+            yield request
+
     def get_processed_request(self, request: Request, response: Response | None) -> Request | None:
         return request if self.policy.refusal(request.url) is None else None
 
     def get_processed_item(self, item: Any, response: Response | None) -> Any:
         if isinstance(item, PageItem):
-            self.policy.learn(item.record)
+            record = item.record
+            self.policy.learn(record)
             if item.outlinks:
-                item.outlinks = [(url, depth) for url, depth in item.outlinks if self.policy.refusal(url) is None]
+                walk = self.policy.walking_calendar(record, [url for url, _ in item.outlinks])
+                item.outlinks = [
+                    (url, depth) for url, depth in item.outlinks if url not in walk and self.policy.refusal(url) is None
+                ]
         return item

@@ -13,9 +13,13 @@ class PageItem:
     """``record`` goes to the store. The rest is for the pipelines and is not stored as is:
     ``tokens`` (canonical, HTML pages only) for the sketch, ``sketch`` for the duplicate
     index, ``outlinks`` ((URL, depth) not yet seen) to expand once the page is known not to
-    be a duplicate."""
+    be a duplicate; ``spam_input`` for the spam score."""
 
     record: PageRecord
     tokens: list[str] | None = None
     sketch: DocumentSketch | None = None
     outlinks: list[tuple[str, int]] = field(default_factory=list)
+    #: (canonical tokens, anchor texts, HTML) for the page's spam score; dropped once scored.
+    spam_input: tuple[list[str], list[str], str] | None = None
+    #: Canonical words on the page (set with the spam score).
+    word_count: int | None = None

@@ -12,6 +12,7 @@ from twisted.python.threadpool import ThreadPool
 
 from crawler.items import PageItem
 from detectors.lsh import LSHIndex
+from detectors.spam import page_features, page_verdict
 from detectors.sketch import DocumentSketch, SketchParams, containment_mod_m, resemblance_min_s, sketch_many
 from storage.records import PageRecord, SketchRecord
 
@@ -29,42 +30,38 @@ def sketch_record(sketch: DocumentSketch) -> SketchRecord:
     )
 
 
-class SketchPipeline:
-    """Sketches every HTML page from its canonical tokens (``detectors.sketch``).
+class BatchThreadPipeline:
+    """Base of the pipelines whose work is CPU-bound: items wait in a batch
+    (``batch_size`` items, or whatever is pending after ``interval`` seconds), and each
+    batch is worked on a thread of the pipeline's own by :meth:`work`. One pass over many
+    pages costs less than one per page, numpy's kernels and lxml's parser release the
+    GIL, and the reactor keeps downloading meanwhile. An item moves on once its batch is
+    done, so the pipelines after it see the work's results."""
 
-    Parameters come from the settings ``SHINGLE_SIZE``, ``SKETCH_MIN_S``, ``SKETCH_MOD_M``
-    and ``SKETCH_SEED``; the signature (84 values in 6 super-shingles of 14) is Henzinger's.
-    Pages are sketched in batches (``SKETCH_BATCH_SIZE`` pages, or whatever is pending
-    after ``SKETCH_BATCH_INTERVAL`` seconds) on a thread of their own: one numpy pass over
-    many pages costs less than one per page, and numpy's kernels release the GIL, so the
-    reactor keeps downloading meanwhile. An item moves on to the store once its batch is
-    done; a page that cannot be sketched is logged and stored without a sketch.
-    """
+    thread_name = "mirrorscope-batch"
 
-    def __init__(self, params: SketchParams, batch_size: int, interval: float):
-        self.params = params
+    def __init__(self, batch_size: int, interval: float):
         self.batch_size = batch_size
+        self.interval = interval
         self.pending: list[tuple[PageItem, defer.Deferred]] = []
-        self.pool = ThreadPool(minthreads=1, maxthreads=1, name="mirrorscope-sketch")
+        self.pool = ThreadPool(minthreads=1, maxthreads=1, name=self.thread_name)
         self.running: set[defer.Deferred] = set()
         self.timer = task.LoopingCall(self._flush)
-        self.interval = interval
 
-    @classmethod
-    def from_crawler(cls, crawler: Any) -> "SketchPipeline":
-        settings = crawler.settings
-        params = SketchParams(
-            seed=settings.getint("SKETCH_SEED"), w=settings.getint("SHINGLE_SIZE"),
-            s=settings.getint("SKETCH_MIN_S"), m=settings.getint("SKETCH_MOD_M"),
-        )
-        return cls(params, settings.getint("SKETCH_BATCH_SIZE"), settings.getfloat("SKETCH_BATCH_INTERVAL"))
+    def wants(self, item: PageItem) -> bool:
+        """True when ``item`` has work for this pipeline."""
+        raise NotImplementedError
+
+    def work(self, items: list[PageItem]) -> None:
+        """Do the work of one batch (on the pipeline's thread)."""
+        raise NotImplementedError
 
     def open_spider(self) -> None:
         self.pool.start()
         self.timer.start(self.interval, now=False)
 
     async def process_item(self, item: Any) -> Any:
-        if isinstance(item, PageItem) and item.tokens is not None:
+        if isinstance(item, PageItem) and self.wants(item):
             done: defer.Deferred = defer.Deferred()
             self.pending.append((item, done))
             if len(self.pending) >= self.batch_size:
@@ -76,20 +73,9 @@ class SketchPipeline:
         batch, self.pending = self.pending, []
         if not batch:
             return
-        work = threads.deferToThreadPool(reactor, self.pool, self._sketch, [item for item, _ in batch])
+        work = threads.deferToThreadPool(reactor, self.pool, self.work, [item for item, _ in batch])
         self.running.add(work)
         work.addBoth(self._release, work, batch)
-
-    def _sketch(self, items: list[PageItem]) -> None:
-        try:
-            sketches = sketch_many([item.tokens or [] for item in items], self.params)
-        except Exception:
-            logger.exception("could not sketch a batch of %d pages; they are stored without sketches", len(items))
-            return
-        for item, sketch in zip(items, sketches):
-            item.record.sketch = sketch_record(sketch)
-            item.sketch = sketch
-            item.tokens = None
 
     def _release(self, _: Any, work: defer.Deferred, batch: list[tuple[PageItem, defer.Deferred]]) -> None:
         self.running.discard(work)
@@ -104,6 +90,79 @@ class SketchPipeline:
             await maybe_deferred_to_future(defer.DeferredList(list(self.running)))
         finally:
             self.pool.stop()
+
+
+class SketchPipeline(BatchThreadPipeline):
+    """Sketches every HTML page from its canonical tokens (``detectors.sketch``).
+
+    Parameters come from the settings ``SHINGLE_SIZE``, ``SKETCH_MIN_S``, ``SKETCH_MOD_M``
+    and ``SKETCH_SEED``; the signature (84 values in 6 super-shingles of 14) is Henzinger's.
+    Pages are sketched in batches of ``SKETCH_BATCH_SIZE`` (or whatever is pending after
+    ``SKETCH_BATCH_INTERVAL`` seconds) on a thread of their own. A page that cannot be
+    sketched is logged and stored without a sketch.
+    """
+
+    thread_name = "mirrorscope-sketch"
+
+    def __init__(self, params: SketchParams, batch_size: int, interval: float):
+        super().__init__(batch_size, interval)
+        self.params = params
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> "SketchPipeline":
+        settings = crawler.settings
+        params = SketchParams(
+            seed=settings.getint("SKETCH_SEED"), w=settings.getint("SHINGLE_SIZE"),
+            s=settings.getint("SKETCH_MIN_S"), m=settings.getint("SKETCH_MOD_M"),
+        )
+        return cls(params, settings.getint("SKETCH_BATCH_SIZE"), settings.getfloat("SKETCH_BATCH_INTERVAL"))
+
+    def wants(self, item: PageItem) -> bool:
+        return item.tokens is not None
+
+    def work(self, items: list[PageItem]) -> None:
+        try:
+            sketches = sketch_many([item.tokens or [] for item in items], self.params)
+        except Exception:
+            logger.exception("could not sketch a batch of %d pages; they are stored without sketches", len(items))
+            return
+        for item, sketch in zip(items, sketches):
+            item.record.sketch = sketch_record(sketch)
+            item.sketch = sketch
+            item.tokens = None
+
+
+class SpamScorePipeline(BatchThreadPipeline):
+    """Scores every HTML page for spam (``detectors.spam.page_verdict``: keyword stuffing,
+    hidden text, doorways, stuffed titles and anchors, ...) and records the score and its
+    reasons on the page. Parsing the markup again for styles costs about a millisecond a
+    page (more for pages of a thousand links), so it runs in batches on a thread of its
+    own like the sketches (``SKETCH_BATCH_SIZE``, ``SKETCH_BATCH_INTERVAL``). Runs before
+    the sketch pipeline, which consumes the tokens.
+    """
+
+    thread_name = "mirrorscope-spam"
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> "SpamScorePipeline":
+        settings = crawler.settings
+        return cls(settings.getint("SKETCH_BATCH_SIZE"), settings.getfloat("SKETCH_BATCH_INTERVAL"))
+
+    def wants(self, item: PageItem) -> bool:
+        return item.spam_input is not None
+
+    def work(self, items: list[PageItem]) -> None:
+        for item in items:
+            tokens, anchor_texts, html = item.spam_input  # type: ignore[misc]
+            item.spam_input = None
+            try:
+                verdict = page_verdict(page_features(tokens, item.record.title or "", anchor_texts, html))
+            except Exception:
+                logger.exception("could not score %s for spam; stored without a score", item.record.url)
+                continue
+            item.record.spam_score = verdict.score
+            item.record.spam_reasons = verdict.messages
+            item.word_count = len(tokens)
 
 
 class DuplicatePipeline:

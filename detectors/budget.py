@@ -36,6 +36,12 @@ member's own pages have shown its links back; votes cast before that count until
 Votes of a blocked domain or IP are withdrawn (guilt by association: once a farm is
 recognised, what it voted for loses those votes).
 
+:meth:`HostBudget.trust` marks the crawl's seeds: the user chose them, so a seed host's
+budget is the ``ceiling`` and its domain's votes always count, reciprocated or not —
+TrustRank's vetted seed set in its simplest form. Without it a site listed by the seed
+directory, which links back to the directory (ordinary sites do), would lose its only
+outside vote and be cut at 60 pages.
+
 :meth:`HostBudget.block` takes a host (or its whole domain or IP) out of the crawl for
 a spam or trap verdict. Memory: counters per host, domain and IP seen, and the distinct
 (source domain, target) pairs — the domain graph IRLbot keeps too. A budget check is
@@ -95,6 +101,8 @@ class HostBudget:
         self._blocked_ip: dict[str, str] = {}
         # Source domains whose votes are withdrawn: blocked, or served from a blocked IP.
         self._withdrawn: set[str] = set()
+        self._trusted_hosts: set[str] = set()
+        self._trusted_domains: set[str] = set()
         # (kind, key) -> (sizes of the sets the count came from, count).
         self._memo: dict[tuple[str, str], tuple[tuple[int, int, int], int]] = {}
 
@@ -152,6 +160,14 @@ class HostBudget:
             self._blocked_ip.setdefault(ip, reason)
             self._withdrawn.update(self._domain_of[h] for h, a in self.ip_of.items() if a == ip and h in self._domain_of)
 
+    def trust(self, host: str, domain: str) -> None:
+        """``host`` is a seed: its budget is the ceiling (no domain or IP limit) and its
+        domain's votes always count."""
+        self._trusted_hosts.add(host)
+        self._trusted_domains.add(domain)
+        self._domain_of.setdefault(host, domain)
+        self._memo.clear()
+
     # -- what the budget answers -------------------------------------------------------
 
     def blocked(self, host: str, domain: str | None = None, ip: str | None = None) -> str | None:
@@ -171,7 +187,7 @@ class HostBudget:
         memo = self._memo.get((kind, key))
         if memo is not None and memo[0] == sizes:
             return memo[1]
-        counted = votes - own_links if own_links else votes
+        counted = votes - (own_links - self._trusted_domains) if own_links else votes
         if self._withdrawn:
             counted = counted - self._withdrawn
         self._memo[(kind, key)] = (sizes, len(counted))
@@ -179,11 +195,15 @@ class HostBudget:
 
     def limit_host(self, host: str) -> int:
         """Fetches ``host`` may have now."""
+        if host in self._trusted_hosts:
+            return self.policy.ceiling
         votes = self._count("host", host, self._votes_host.get(host), self._links_to.get(self._domain_of.get(host, "")))
         return min(self.policy.ceiling, self.policy.host_base + self.policy.per_inlink_domain * votes)
 
     def limit_domain(self, domain: str) -> int:
         """Fetches the hosts of registrable ``domain`` may have between them now."""
+        if domain in self._trusted_domains:
+            return self.policy.ceiling
         votes = self._count("domain", domain, self._votes_domain.get(domain), self._links_to.get(domain))
         return self.policy.domain_base + self.policy.per_inlink_domain * votes
 
@@ -202,6 +222,8 @@ class HostBudget:
             return "blocked-domain"
         if ip is not None and ip in self._blocked_ip:
             return "blocked-ip"
+        if host in self._trusted_hosts:
+            return "budget-host" if self.spent_host[host] >= self.policy.ceiling else None
         if self.spent_host[host] >= self.limit_host(host):
             return "budget-host"
         if self.spent_domain[domain] >= self.limit_domain(domain):

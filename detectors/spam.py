@@ -56,7 +56,12 @@ Page checks (``PAGE_CHECKS``), on :class:`detectors.spam_content.PageFeatures`:
 Host checks (``HOST_CHECKS``), on :class:`HostFeatures` measured from
 :class:`HostEvidence`:
 
-- spam pages: >= 30% of >= 3 scored pages are spam. Weight 0.6.
+- spam pages: >= 30% of >= 2 scored pages are spam. Weight 0.6. Two pages, not one: a
+  single spam-looking page (a hacked page, a comment-spam thread) must not condemn a host
+  alone, and the crawl fetches one more page of a host whose page scored as spam to
+  confirm (``crawler.spam``); more would spend the budget the verdict is there to save.
+  On the sandbox no page of a good host scores above 0.15, and every page of the
+  content-spam hosts but a doorway's thin landing pages scores 0.6–0.93.
 - link farm: a member of a :func:`detectors.spam_links.link_farms` group. Weight 0.7.
 - cloaking: the crawler's and a browser's fetch of the same URL resemble each other
   <= 0.5 (Broder resemblance of their sketches). Pages change between fetches (ads,
@@ -75,6 +80,16 @@ Host checks (``HOST_CHECKS``), on :class:`HostFeatures` measured from
   outliers; the CS276 worst case is 1,000 per page). Above the largest real index pages
   as a *median*: a documentation site has one 300-link index among pages of 20 links.
   Weight 0.2.
+- spam in-links: every host seen linking to it is a spam host (>= 1 of them). Weight 0.4:
+  spammers link to good sites too (camouflage), so this alone is not enough — but a link
+  farm's members are known by their neighbours before any of their pages is fetched
+  (BadRank and Anti-TrustRank propagate distrust along links in the same spirit:
+  Krishnan and Raj, AIRWeb 2006).
+- farm anchors: >= 20 links from spam pages point at it with at most one distinct anchor
+  text per 10 links. Weight 0.3: farms label thousands of links with a few commercial
+  phrases per target (the sandbox farm: 8–9 phrases over ~400 links, 0.02); a spam
+  page's camouflage links to good sites are few and carry their names. With the check
+  above: 0.58, the verdict on a farm member never fetched.
 - hosts on one IP: >= 100 (Fetterly 2004: IPs serving very many host names are outliers,
   mostly spam). Weight 0.1: shared hosting does the same for good sites.
 - host name (Fetterly 2004: spam host names are long, with many dots, dashes, digits):
@@ -119,9 +134,11 @@ __all__ = [
 #: Score at and above which a page or host is spam.
 SPAM_SCORE = 0.5
 #: Scored pages a host needs before the share of spam pages among them counts.
-MIN_SCORED_PAGES = 3
+MIN_SCORED_PAGES = 2
 #: Pages a host needs before word-count and out-degree statistics count.
 MIN_HOST_PAGES = 10
+#: Links from spam pages a host needs before their anchors' repetition counts.
+MIN_FARM_ANCHORS = 20
 #: Second crawler fetch resemblance below which a page changes by itself.
 STABLE_REFETCH = 0.9
 
@@ -227,6 +244,8 @@ class HostEvidence:
     judged by ``detectors.mirrors``). ``link_farm``: the :class:`FarmGroup` it belongs to.
     ``cloak_resemblance``: resemblance of the crawler's and a browser's fetch of its
     pages; ``refetch_resemblance``: of two crawler fetches of the same pages.
+    ``inlink_hosts``: other hosts seen linking to it, ``spam_inlink_hosts`` of them spam;
+    ``spam_inlink_anchors``: the anchor texts of the links spam pages point at it with.
     """
 
     host: str
@@ -238,6 +257,9 @@ class HostEvidence:
     link_farm: FarmGroup | None = None
     cloak_resemblance: float | None = None
     refetch_resemblance: float | None = None
+    inlink_hosts: int = 0
+    spam_inlink_hosts: int = 0
+    spam_inlink_anchors: Sequence[str] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,6 +277,8 @@ class HostFeatures:
     near_duplicate_fraction: float | None
     link_farm_size: int | None
     cloak_resemblance: float | None
+    spam_inlink_share: float | None
+    spam_anchor_variety: float | None
 
 
 def _hostname(host: str) -> str:
@@ -297,6 +321,11 @@ def host_features(evidence: HostEvidence) -> HostFeatures:
         near_duplicate_fraction=evidence.near_duplicate_fraction,
         link_farm_size=len(evidence.link_farm.members) if evidence.link_farm is not None else None,
         cloak_resemblance=cloak,
+        spam_inlink_share=evidence.spam_inlink_hosts / evidence.inlink_hosts if evidence.inlink_hosts else None,
+        spam_anchor_variety=(
+            len(set(evidence.spam_inlink_anchors)) / len(evidence.spam_inlink_anchors)
+            if len(evidence.spam_inlink_anchors) >= MIN_FARM_ANCHORS else None
+        ),
     )
 
 
@@ -307,6 +336,8 @@ HOST_CHECKS: tuple[Check, ...] = (
     Check("same-word-count", "same_word_count_share", "share of pages with one word count", 0.5, 0.3),
     Check("near-duplicates", "near_duplicate_fraction", "near-duplicate share of pages", 0.5, 0.25),
     Check("out-degree", "median_out_degree", "median out-links per page", 500, 0.2),
+    Check("spam-inlinks", "spam_inlink_share", "share of linking hosts that are spam", 1.0, 0.4),
+    Check("farm-anchors", "spam_anchor_variety", "distinct anchors per link from spam pages", 0.1, 0.3, above=False),
     Check("shared-ip", "hosts_on_ip", "hosts on its IP", 100, 0.1),
     Check("long-hostname", "name_length", "host name length", 40, 0.1),
     Check("hostname-dots", "name_dots", "dots in host name", 5, 0.1),

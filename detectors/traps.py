@@ -39,6 +39,16 @@ Per host (:class:`TrapMonitor` counts; :func:`host_trap_verdict` judges):
     A news archive's monthly pages for eight years stay below; a day-by-day calendar
     passes it in three months. Posts under dated paths (/2024/05/title.html) do not end
     in a date and are not counted.
+``calendar-walk``
+    A calendar page's links to other calendar URLs of its host are not followed: they
+    are the calendar's own "previous / next" navigation, where the trap's infinity lives.
+    So are the dates below a calendar's index: a page that links 7 or more dates under
+    its own directory (/calendar/ linking /calendar/2026/12/01/ ...; a week's days). Dates
+    are followed from the other pages (an event linking to its day, a post's sidebar
+    listing the months of its blog), so a news archive whose months are linked from its
+    posts loses nothing; one reachable only through an index of its dates is cut there. A host is a
+    calendar trap once 20 such links were refused: a handful of dated pages linking to
+    each other is an archive; twenty that keep pointing at new dates is a calendar.
 ``page-cap``
     ``max_host_pages`` (100,000) pages: no host is crawled further in one crawl, however
     many in-links it has (the budget's ceiling).
@@ -87,6 +97,8 @@ class TrapLimits:
     max_calendar_urls: int = 100
     max_host_pages: int = 100_000
     duplicate_rate: float = 0.8
+    min_calendar_walk: int = 20
+    calendar_index_links: int = 7
     min_new_pages: int = 20
 
 
@@ -159,18 +171,21 @@ def host_trap_verdict(
     *,
     pages: int,
     calendar_urls: int = 0,
+    calendar_walk: int = 0,
     new_pages: int = 0,
     duplicate_rate: float | None = None,
     limits: TrapLimits = TrapLimits(),
 ) -> TrapVerdict:
     """Is ``host`` a trap? ``pages`` fetched, ``calendar_urls`` distinct calendar URLs
-    admitted, and of its last ``new_pages`` new pages the share ``duplicate_rate`` that
+    admitted, ``calendar_walk`` calendar links on calendar pages refused, and of its last ``new_pages`` new pages the share ``duplicate_rate`` that
     were near-duplicates of its earlier pages."""
     reasons: list[Reason] = []
     if pages >= limits.max_host_pages:
         reasons.append(_reason("page-cap", "pages", pages, limits.max_host_pages))
     if calendar_urls >= limits.max_calendar_urls:
         reasons.append(_reason("calendar", "calendar URLs", calendar_urls, limits.max_calendar_urls))
+    if calendar_walk >= limits.min_calendar_walk:
+        reasons.append(_reason("calendar-walk", "calendar links on calendar pages", calendar_walk, limits.min_calendar_walk))
     if duplicate_rate is not None and new_pages >= limits.min_new_pages and duplicate_rate >= limits.duplicate_rate:
         reasons.append(_reason("duplicate-new-pages", "near-duplicate share of new pages", duplicate_rate, limits.duplicate_rate))
     return TrapVerdict(host, tuple(reasons))
@@ -186,6 +201,7 @@ class TrapMonitor:
     def __init__(self, limits: TrapLimits = TrapLimits()) -> None:
         self.limits = limits
         self.calendar_urls: Counter[str] = Counter()
+        self.calendar_walk: Counter[str] = Counter()
 
     def refusal(self, host: str, url: str) -> Reason | None:
         """The first reason not to follow ``url`` on ``host``, or None."""
@@ -196,14 +212,37 @@ class TrapMonitor:
             return _reason("calendar", "calendar URLs", self.calendar_urls[host], self.limits.max_calendar_urls)
         return None
 
+    def walking_calendar(self, host: str, source_url: str, urls: list[str]) -> list[str]:
+        """Of the links ``urls`` of ``host`` on its page ``source_url``, those that walk its
+        calendar (counted per host): every date linked from a date, and the dates below a
+        calendar's index (a page under whose directory it links ``calendar_index_links``
+        dates or more)."""
+        dates = [url for url in urls if calendar_like(url)]
+        if not dates:
+            return []
+        if calendar_like(source_url):
+            steps = dates
+        else:
+            directory = urlsplit(source_url).path.rsplit("/", 1)[0] + "/"
+            steps = [url for url in dates if urlsplit(url).path.startswith(directory)] if directory != "/" else []
+            if len(steps) < self.limits.calendar_index_links:
+                return []
+        self.calendar_walk[host] += len(steps)
+        return steps
+
     def admit(self, host: str, url: str) -> None:
         """Count an admitted URL of ``host`` (call after :meth:`refusal` said None)."""
         if calendar_like(url):
             self.calendar_urls[host] += 1
 
+    def hosts(self) -> set[str]:
+        """Hosts with calendar URLs admitted or refused."""
+        return set(self.calendar_urls) | set(self.calendar_walk)
+
     def verdict(self, host: str, pages: int, new_pages: int = 0, duplicate_rate: float | None = None) -> TrapVerdict:
         """:func:`host_trap_verdict` with the calendar URLs counted here."""
         return host_trap_verdict(
-            host, pages=pages, calendar_urls=self.calendar_urls[host], new_pages=new_pages,
+            host, pages=pages, calendar_urls=self.calendar_urls[host], calendar_walk=self.calendar_walk[host],
+            new_pages=new_pages,
             duplicate_rate=duplicate_rate, limits=self.limits,
         )

@@ -29,9 +29,11 @@ STORE_FLUSH_INTERVAL = 2.0
 DEPTH_PRIORITY = 1
 SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
 SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
-# One global priority queue keeps depth order across hosts; the downloader-aware default
-# keeps it only within each host (a chain-shaped host ran 15 levels ahead: SCRAPY-NOTES).
-SCHEDULER_PRIORITY_QUEUE = "scrapy.pqueues.ScrapyPriorityQueue"
+# Depth order across the whole crawl (the downloader-aware default keeps it only within
+# each host: a chain-shaped host ran 15 levels ahead, SCRAPY-NOTES), round-robin across
+# registrable domains within a depth, per-host and per-domain queue caps, and admission
+# through the spam, trap and budget checks (crawler/frontier.py).
+SCHEDULER_PRIORITY_QUEUE = "crawler.frontier.HostFairQueue"
 # Recovers the frontier from the store after a hard kill (see crawler/scheduler.py).
 SCHEDULER = "crawler.scheduler.RecoveringScheduler"
 # How deep links are followed from the seeds (0: no limit).
@@ -57,6 +59,10 @@ DOWNLOAD_TIMEOUT = 20
 # bombs: Scrapy checks the inflated size against it).
 DOWNLOAD_MAXSIZE = 8 * 1024 * 1024
 DOWNLOAD_WARNSIZE = 4 * 1024 * 1024
+# A page with <meta http-equiv="refresh"> is kept and its target followed as a link (the
+# spider does it): Scrapy's middleware would replace the page by its target, and a
+# doorway's words are the evidence against it.
+METAREFRESH_ENABLED = False
 RETRY_TIMES = 1
 REDIRECT_MAX_TIMES = 5
 # Every status reaches the spider so that 404s and 500s are recorded, not dropped.
@@ -120,6 +126,38 @@ MIRROR_SAMPLE_PATHS = 10
 # Candidate pairs kept per host, best first (ten keeps recall high at a small cost).
 MIRROR_CANDIDATES_PER_HOST = 10
 
+# --- the frontier's defences (crawler/frontier.py, detectors/budget.py, detectors/traps.py)
+# Admission checks in the queue: traps, blocked hosts, budgets. Off: a fair queue only.
+FRONTIER_ADMISSION = True
+# Queued requests one host / one registrable domain may hold; more are dropped and counted
+# (the store keeps the links). Minutes of one host's work at two requests in flight.
+FRONTIER_HOST_QUEUE_CAP = 1000
+FRONTIER_DOMAIN_QUEUE_CAP = 2000
+# Fetches a host, a registrable domain and an IP may have before any in-link from another
+# domain (each such domain adds FRONTIER_BUDGET_PER_INLINK_DOMAIN). Seeds have no limit.
+# 60 is a small site whole; reasons in detectors/budget.py.
+FRONTIER_HOST_BUDGET = 60
+FRONTIER_DOMAIN_BUDGET = 120
+FRONTIER_IP_BUDGET = 600
+FRONTIER_BUDGET_PER_INLINK_DOMAIN = 20
+# No host gets more pages than this in one crawl, however many in-links it has.
+FRONTIER_HOST_MAX_PAGES = 100_000
+
+# --- web spam during the crawl (crawler/spam.py, detectors/spam.py) ----------------------
+# Host verdicts from page scores, link farms and cloaking checks; a spam host is blocked.
+SPAM_DETECTION_ENABLED = True
+# Scored pages a host needs before it is judged on its spam pages: a page scored as spam
+# gets this many pages of its host fetched to confirm, and no more.
+SPAM_CONFIRM_PAGES = 2
+# Pages per host whose scores, word counts and out-degrees are kept for its verdict.
+SPAM_HOST_SAMPLE = 200
+# Fetch each host's first HTML page again with a browser User-Agent and compare sketches.
+CLOAKING_CHECK_ENABLED = True
+
+SPIDER_MIDDLEWARES = {
+    # Learns budgets from pages and drops refused outlinks before requests are built.
+    "crawler.frontier.FrontierMiddleware": 950,
+}
 DOWNLOADER_MIDDLEWARES = {
     # Before robots.txt (100) so that a refused host is not even asked for robots.txt.
     "crawler.middlewares.HostPolicyMiddleware": 50,
@@ -128,7 +166,11 @@ DOWNLOADER_MIDDLEWARES = {
 }
 ITEM_PIPELINES = {
     # Cheap first: sketches (per page) before the batched write.
+    # Page spam scores read the tokens that the sketch pipeline then consumes.
+    "crawler.pipelines.SpamScorePipeline": 250,
     "crawler.pipelines.SketchPipeline": 300,
+    # Host verdicts; gates a spam page's outlinks before the duplicate pipeline expands it.
+    "crawler.spam.SpamPipeline": 450,
     "crawler.pipelines.DuplicatePipeline": 500,
     "crawler.pipelines.StorePipeline": 900,
 }

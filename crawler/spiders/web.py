@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import re
 from collections.abc import AsyncIterator, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
@@ -148,6 +149,15 @@ def _looks_binary(body: bytes) -> bool:
     return controls > len(head) * 0.05
 
 
+_REFRESH_URL = re.compile(r"""url\s*=\s*['"]?\s*([^'"\s>]+)""", re.IGNORECASE)
+
+
+def _refresh_target(content: str | None) -> str | None:
+    """The URL of a ``<meta http-equiv="refresh" content="5; url=...">``, if it names one."""
+    match = _REFRESH_URL.search(content) if content else None
+    return match.group(1) if match else None
+
+
 def body_fingerprint(body: bytes) -> int:
     """64-bit fingerprint of the raw body (byte-identical pages share it)."""
     return int.from_bytes(hashlib.blake2b(body, digest_size=8).digest(), "big")
@@ -197,6 +207,7 @@ class WebSpider(Spider):
         spider.boilerplate = BoilerplateFilter() if settings.getbool("BOILERPLATE_REMOVAL") else None
         pipelines = settings.getwithbase("ITEM_PIPELINES")
         spider.expansion_deferred = pipelines.get("crawler.pipelines.DuplicatePipeline") is not None
+        spider.spam_scoring = pipelines.get("crawler.pipelines.SpamScorePipeline") is not None
         spider.depth_limit = settings.getint("DEPTH_LIMIT")
         spider.url_max_length = settings.getint("URL_MAX_LENGTH")
         url = resolve_database_url(None, settings.get("DATABASE_URL"))
@@ -318,16 +329,26 @@ class WebSpider(Spider):
         base = normalize_url(url, doc.base_href) if doc.base_href else url
         record = self._record(url, depth, outcome, title=doc.title[:1000] or None, **fields)
         outlinks: list[str] = []
+        anchor_texts: list[str] = []
         for anchor in doc.anchors:
+            text = doc.anchor_text(anchor)
+            anchor_texts.append(text)
             target = normalize_url(base or url, anchor.href, self.url_max_length)
             if target is None:
                 continue
             record.links.append(
                 LinkRecord(
-                    target_url=target, target_host=url_host(target), anchor=doc.anchor_text(anchor),
+                    target_url=target, target_host=url_host(target), anchor=text,
                     before=doc.window_before(anchor, self.window), after=doc.window_after(anchor, self.window),
                 )
             )
+            if target not in self.seen and self._follows(target, depth + 1):
+                outlinks.append(target)
+        refresh = _refresh_target(doc.meta_refresh)
+        if refresh is not None and (target := normalize_url(base or url, refresh, self.url_max_length)) is not None:
+            # The page itself is kept (a doorway's words are the evidence against it) and
+            # where it sends browsers is followed like a link.
+            record.links.append(LinkRecord(target_url=target, target_host=url_host(target), anchor="", before="", after=""))
             if target not in self.seen and self._follows(target, depth + 1):
                 outlinks.append(target)
         pending = [(target, depth + 1) for target in dict.fromkeys(outlinks)]
@@ -336,7 +357,8 @@ class WebSpider(Spider):
             pending = []
         tokens = self.boilerplate.filter(record.host, doc.blocks()) if self.boilerplate else doc.tokens
         # Otherwise scheduled by the duplicate pipeline once the page is known not to be one.
-        yield PageItem(record, tokens, outlinks=pending)
+        spam_input = (doc.tokens, anchor_texts, response.text) if self.spam_scoring else None  # type: ignore[attr-defined]
+        yield PageItem(record, tokens, outlinks=pending, spam_input=spam_input)
 
     def _outcome(self, response: Response, content_type: str | None) -> str:
         if response.status >= 300:

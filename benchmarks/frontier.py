@@ -1,0 +1,147 @@
+"""The frontier's spam and trap defences end to end on the full sandbox.
+
+Crawls ``build_full_world(0)`` (41 hosts: mirrors, decoys, a five-host link farm of
+unbounded pages with 1,000 links each, a doorway, a cloaking and a hidden-text host, an
+infinite calendar) with ``scrapy crawl web`` twice, in one run:
+
+- **plain BFS**: Scrapy's global priority queue, no frontier middleware, no spam verdicts,
+  stopped at ``--bfs-pages`` pages (it never ends on its own);
+- **ours**: the defaults (``crawler.frontier`` and ``crawler.spam``).
+
+Fetches are counted by the sandbox server (every request it answered, robots.txt and
+cloaking checks included). A fetch is *spam* when its host is a ground-truth spam host,
+a *trap* fetch when its URL lies in a ground-truth unbounded space (the calendar under
+``/calendar/``, entries included). Prints both crawls' shares, pages/s, the crawler's peak
+RSS (``wait4``), and our crawl's spam verdicts scored against the truth.
+
+With ``--rss-fetches N`` a third crawl measures memory under the farm: our frontier with
+the spam verdicts off and budgets raised so that the farm can take ``N`` fetches
+(``FRONTIER_HOST_BUDGET``), ``max_pages=N``.
+
+    python benchmarks/frontier.py [--runs 3] [--bfs-pages 2000] [--rss-fetches 20000]
+
+Last line: ``bfs_spam_trap_share=A ours_spam_trap_share=B pages_s=P peak_rss_gb=G``
+(medians over the runs; ``peak_rss_gb`` is the largest of our crawls, the farm crawl's
+when one ran), followed on the same line by ``spam_precision``, ``spam_recall`` and
+``good_flagged``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from crawler.sandbox import SandboxServer, build_full_world  # noqa: E402
+from storage.store import Store  # noqa: E402
+
+PLAIN_BFS = (
+    "-s", "SCHEDULER_PRIORITY_QUEUE=scrapy.pqueues.ScrapyPriorityQueue",
+    "-s", 'SPIDER_MIDDLEWARES={"crawler.frontier.FrontierMiddleware": null}',
+    "-s", "SPAM_DETECTION_ENABLED=False", "-s", "CLOAKING_CHECK_ENABLED=False",
+)
+
+
+def crawl(seeds: Path, hosts: Path, db: str, *extra: str) -> tuple[float, float]:
+    """Run one crawl; (seconds, peak RSS in GB of the crawler process)."""
+    args = [sys.executable, "-m", "scrapy", "crawl", "web", "-a", f"seeds={seeds}", "-s", f"HOSTS_FILE={hosts}",
+            "-s", "ALLOW_PRIVATE_ADDRESSES=True", "-s", f"DATABASE_URL={db}", "-s", "LOG_LEVEL=ERROR", *extra]
+    started = time.perf_counter()
+    process = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(process.pid, 0)
+    seconds = time.perf_counter() - started
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode:
+        raise SystemExit(f"crawl failed ({process.returncode}): {process.stderr.read().decode()[-2000:]}")
+    return seconds, usage.ru_maxrss / 1024 / 1024
+
+
+class Truth:
+    def __init__(self, truth: dict) -> None:
+        self.spam = {h.split(":")[0] for h in truth["spam_hosts"]}
+        self.good = {h.split(":")[0] for h in truth["good_hosts"]}
+        self.traps = {h.split(":")[0]: prefixes for h, prefixes in truth["trap_hosts"].items() if h.split(":")[0] not in self.spam}
+
+    def kind(self, host: str, path: str) -> str | None:
+        name = host.split(":")[0]
+        if name in self.spam:
+            return "spam"
+        if any(path.startswith(p) for p in self.traps.get(name, ())):
+            return "trap"
+        return None
+
+
+def fetch_shares(log: list[tuple[float, str, str]], truth: Truth) -> tuple[int, int, int]:
+    """(all fetches, spam fetches, trap fetches) of a server request log."""
+    kinds = [truth.kind(host, path) for _, host, path in log]
+    return len(kinds), kinds.count("spam"), kinds.count("trap")
+
+
+def score_verdicts(db: str, truth: Truth) -> tuple[float, float, list[str]]:
+    store = Store(db)
+    flagged = {v["host"].split(":")[0] for v in store.host_verdicts("spam", flagged_only=True)}
+    store.close()
+    hits = len(flagged & truth.spam)
+    precision = hits / len(flagged) if flagged else 0.0
+    return precision, hits / len(truth.spam), sorted(flagged & truth.good)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--bfs-pages", type=int, default=2000)
+    parser.add_argument("--rss-fetches", type=int, default=0)
+    options = parser.parse_args()
+    world = build_full_world(0)
+    figures: dict[str, list[float]] = {k: [] for k in ("bfs_share", "ours_share", "pages_s", "rss", "precision", "recall", "good")}
+    with tempfile.TemporaryDirectory() as tmp, SandboxServer(world, port=0) as server:
+        truth_json = world.ground_truth(server.port)
+        truth = Truth(truth_json)
+        hosts, seeds = Path(tmp, "hosts"), Path(tmp, "seeds")
+        hosts.write_text(world.hosts_file_text())
+        seeds.write_text("\n".join(truth_json["seeds"]) + "\n")
+        for run in range(options.runs):
+            server.reset_stats()
+            crawl(seeds, hosts, f"sqlite:///{tmp}/bfs{run}.db", *PLAIN_BFS, "-a", f"max_pages={options.bfs_pages}")
+            total, spam, trap = fetch_shares(server.request_log(), truth)
+            bfs_share = (spam + trap) / total
+            print(f"run {run + 1} plain BFS: {total} fetches, spam {spam}, trap {trap}: share {bfs_share:.3f}")
+            server.reset_stats()
+            db = f"sqlite:///{tmp}/ours{run}.db"
+            seconds, rss = crawl(seeds, hosts, db)
+            total, spam, trap = fetch_shares(server.request_log(), truth)
+            precision, recall, good = score_verdicts(db, truth)
+            store = Store(db)
+            pages = len(store.pages())
+            store.close()
+            print(f"run {run + 1} ours:      {total} fetches, spam {spam}, trap {trap}: share {(spam + trap) / total:.3f}; "
+                  f"{pages} pages in {seconds:.1f} s; peak RSS {rss:.3f} GB; spam precision {precision:.2f} recall {recall:.2f}"
+                  + (f"; good hosts flagged: {', '.join(good)}" if good else ""))
+            for key, value in (("bfs_share", bfs_share), ("ours_share", (spam + trap) / total), ("pages_s", pages / seconds),
+                               ("rss", rss), ("precision", precision), ("recall", recall), ("good", len(good))):
+                figures[key].append(value)
+        peak = max(figures["rss"])
+        if options.rss_fetches:
+            server.reset_stats()
+            budget = str(options.rss_fetches)
+            seconds, peak = crawl(seeds, hosts, f"sqlite:///{tmp}/farm.db", "-a", f"max_pages={options.rss_fetches}",
+                                  "-s", "SPAM_DETECTION_ENABLED=False", "-s", f"FRONTIER_HOST_BUDGET={budget}",
+                                  "-s", f"FRONTIER_DOMAIN_BUDGET={budget}", "-s", f"FRONTIER_IP_BUDGET={budget}")
+            total, spam, trap = fetch_shares(server.request_log(), truth)
+            print(f"farm crawl: {total} fetches ({spam} to the farm and other spam) in {seconds:.1f} s; peak RSS {peak:.3f} GB")
+    med = {k: statistics.median(v) for k, v in figures.items()}
+    print(f"bfs_spam_trap_share={med['bfs_share']:.4f} ours_spam_trap_share={med['ours_share']:.4f} "
+          f"pages_s={med['pages_s']:.1f} peak_rss_gb={peak:.3f} spam_precision={med['precision']:.2f} "
+          f"spam_recall={med['recall']:.2f} good_flagged={int(max(figures['good']))}")
+
+
+if __name__ == "__main__":
+    main()
