@@ -211,8 +211,15 @@ def build_report(store: Store) -> dict[str, Any]:
         "mirror_clusters": [[m["url"] for m in cluster] for cluster in store.mirror_clusters()],
         "duplicate_clusters": store.duplicate_clusters("broder"),
         "containment": store.containment_pairs(),
+        "spam_hosts": [verdict_entry(v) for v in store.host_verdicts("spam", flagged_only=True)],
+        "traps": [verdict_entry(v) for v in store.host_verdicts("trap", flagged_only=True)],
     }
     return report
+
+
+def verdict_entry(row: dict[str, Any]) -> dict[str, Any]:
+    """One spam or trap verdict as the JSON contract has it (README: "The report")."""
+    return {"host": row["host"], "score": row["score"], "pages": row["pages"], "reasons": row["reasons"], "features": row["features"]}
 
 
 def mirror_entry(row: dict[str, Any]) -> dict[str, Any]:

@@ -79,6 +79,7 @@ from crawler.items import PageItem
 from detectors.budget import BudgetPolicy, HostBudget
 from detectors.traps import TrapLimits, TrapMonitor, calendar_like
 from storage.records import PageRecord
+from storage.store import Store
 
 logger = logging.getLogger(__name__)
 
@@ -148,6 +149,19 @@ class FrontierPolicy:
                 self._logged.add((host, reason))
                 logger.info("frontier: dropping URLs of %s: %s (first: %s)", host, detail, url)
         return reason
+
+    def restore(self, store: Store) -> None:
+        """A resumed crawl: the budgets spent and earned so far, from the store (the
+        requests still queued are charged again as the spider re-queues them)."""
+        for host in store.hosts():
+            name, domain = host["name"], host["registrable_domain"] or registrable_domain(host["name"].rsplit(":", 1)[0])
+            if host["ip"]:
+                self.budget.record_ip(name, host["ip"])
+            if host["pages"]:
+                self.budget.record_fetch(name, domain, count=host["pages"])
+        for source, ip, domain, target in store.host_graph():
+            target_domain = registrable_domain(target.rsplit(":", 1)[0])
+            self.budget.record_inlink(domain or registrable_domain(source.rsplit(":", 1)[0]), target, target_domain, source_ip=ip)
 
     def trust(self, url: str) -> None:
         """``url`` is a seed: its host's budget is the ceiling (``HostBudget.trust``)."""
@@ -397,6 +411,12 @@ class FrontierMiddleware(BaseSpiderMiddleware):
         self.policy = FrontierPolicy.of(crawler)
 
     async def process_start(self, start: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        spider = self.crawler.spider
+        if getattr(spider, "resumed", False):
+            self.policy.restore(spider.store)
+            # Seeds fetched before the restart are not requested again, but stay trusted.
+            for url in getattr(spider, "seed_urls", ()):
+                self.policy.trust(url)
         # Start requests are the user's seeds: trusted (``FrontierPolicy.trust``).
         async for request in start:
             if isinstance(request, Request) and request.meta.get("depth", 0) == 0:

@@ -112,6 +112,23 @@ def render_table(report: dict[str, Any], console: Console) -> None:
         render_mirrors_table(report, console)
     if report.get("duplicate_clusters") or report.get("containment"):
         render_duplicates_table({"method": "broder", **report}, console, limit=10)
+    if report.get("spam_hosts") or report.get("traps"):
+        render_spam_table(report, console)
+
+
+def render_spam_table(report: dict[str, Any], console: Console) -> None:
+    """Spam hosts with their scores and reasons, then the crawler traps."""
+    for key, title in (("spam_hosts", "Spam hosts"), ("traps", "Crawler traps (not spam)")):
+        rows = report.get(key) or []
+        table = Table(title=f"{title}: {len(rows)}", title_justify="left")
+        table.add_column("host", overflow="fold")
+        table.add_column("score", justify="right")
+        table.add_column("pages", justify="right")
+        table.add_column("reasons", overflow="fold")
+        for row in rows:
+            table.add_row(Text(safe_text(row["host"])), f"{row['score']:.2f}", str(row["pages"]),
+                          Text("; ".join(safe_text(r) for r in row["reasons"])))
+        console.print(table)
 
 
 def render_duplicates_table(report: dict[str, Any], console: Console, limit: int) -> None:

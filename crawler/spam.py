@@ -303,7 +303,27 @@ class SpamMonitor:
     # -- the verdicts' home -------------------------------------------------------------
 
     def spider_opened(self) -> None:
+        spider = self.crawler.spider
+        if getattr(spider, "resumed", False):
+            self._restore(spider.store)
         self.timer.start(FARM_SEARCH_INTERVAL, now=False)
+
+    def _restore(self, store: Any) -> None:
+        """A resumed crawl keeps its verdicts, page scores and host graph (word counts and
+        out-degrees of the pages before the restart are not stored, so not restored)."""
+        for verdict in store.host_verdicts("spam", flagged_only=True):
+            self.blocked[verdict["host"]] = "; ".join(verdict["reasons"][:3])
+            self.policy.budget.block(verdict["host"], "spam")
+        for page in store.pages():
+            state = self.hosts.get(page["host"])
+            if state is None:
+                hostname = page["host"].rsplit(":", 1)[0]
+                state = self.hosts[page["host"]] = _HostState(registrable_domain(hostname), self.sample)
+            state.pages += 1
+            if page["spam_score"] is not None:
+                state.scores.append(page["spam_score"])
+        for source, _, _, target in store.host_graph():
+            self.graph.setdefault(source, set()).add(target)
 
     def spider_idle(self) -> None:
         self._persist()

@@ -113,14 +113,14 @@ class HostBudget:
 
     # -- what the crawl tells the budget ---------------------------------------------
 
-    def record_fetch(self, host: str, domain: str, ip: str | None = None) -> None:
-        """Charge one admitted fetch to ``host``, its registrable ``domain`` and its IP."""
+    def record_fetch(self, host: str, domain: str, ip: str | None = None, count: int = 1) -> None:
+        """Charge ``count`` admitted fetches to ``host``, its registrable ``domain`` and its IP."""
         self._domain_of.setdefault(host, domain)
         ip = self._ip(host, ip)
-        self.spent_host[host] += 1
-        self.spent_domain[domain] += 1
+        self.spent_host[host] += count
+        self.spent_domain[domain] += count
         if ip is not None:
-            self.spent_ip[ip] += 1
+            self.spent_ip[ip] += count
 
     def record_ip(self, host: str, ip: str) -> None:
         """``host`` is served from ``ip``: its fetches and votes so far count there too."""

@@ -359,6 +359,19 @@ class Store:
         with self.engine.connect() as conn:
             return [tuple(r) for r in conn.execute(query)]
 
+    def host_graph(self) -> list[tuple[str, str | None, str | None, str]]:
+        """Distinct (source host, its IP, its registrable domain, target host) of every
+        stored link to another host: the graph the crawl budgets are earned on."""
+        query = (
+            select(Host.name, Host.ip, Host.registrable_domain, Link.target_host)
+            .join(Page, Page.id == Link.source_page_id)
+            .join(Host, Host.id == Page.host_id)
+            .where(Link.target_host.is_not(None), Link.target_host != Host.name)
+            .distinct()
+        )
+        with self.engine.connect() as conn:
+            return [tuple(r) for r in conn.execute(query)]
+
     # -- reads --------------------------------------------------------------------------
 
     def fetched_urls(self, run_id: int | None = None) -> set[str]:

@@ -359,3 +359,31 @@ def test_the_middleware_learns_votes_and_drops_refused_outlinks() -> None:
     # A blocked host's links are no votes.
     middleware.get_processed_item(page_item(f"http://{FARM}/", "10.0.5.1", ["http://victim.example/"], []), None)
     assert policy.budget.limit_host("victim.example") == 60
+
+
+def test_seeds_are_trusted_and_their_votes_count_even_when_linked_back() -> None:
+    budget = HostBudget()
+    budget.trust("www.linkatlas.net", "linkatlas.net")
+    # The directory lists the docs; the docs link back to the directory.
+    budget.record_inlink("linkatlas.net", "docs.rubicon-lang.org", "rubicon-lang.org")
+    budget.record_inlink("rubicon-lang.org", "www.linkatlas.net", "linkatlas.net")
+    assert budget.limit_host("docs.rubicon-lang.org") == 60 + 20
+    # Two ordinary sites trading links still cancel out.
+    budget.record_inlink("a-site.example", "www.b-site.example", "b-site.example")
+    budget.record_inlink("b-site.example", "www.a-site.example", "a-site.example")
+    assert budget.limit_host("www.b-site.example") == 60
+    # A seed host has no budget but the ceiling, whatever its address shares.
+    for _ in range(5000):
+        budget.record_fetch("www.linkatlas.net", "linkatlas.net", "10.0.0.1")
+    assert budget.refusal("www.linkatlas.net", "linkatlas.net", "10.0.0.1") is None
+
+
+def test_requests_queued_before_their_host_was_blocked_are_dropped_when_popped() -> None:
+    crawler = get_crawler(Spider, settings_dict={"HOSTS_FILE": None})
+    queue = memory_queue(crawler)
+    for n in range(3):
+        queue.push(request("www.spam.example", f"/{n}.html", 1))
+        queue.push(request("www.good.example", f"/{n}.html", 1))
+    FrontierPolicy.of(crawler).budget.block("www.spam.example", "spam")
+    assert [urlsplit(r.url).hostname for r in drain(queue)] == ["www.good.example"] * 3
+    assert crawler.stats.get_value("frontier/dropped/queued-blocked") == 3

@@ -458,3 +458,21 @@ def test_link_farm_conditions() -> None:
     with pytest.raises(ValueError):
         link_farms(3, [0], [5])
     assert link_farms(3, [], []) == []
+
+
+def test_a_host_never_fetched_is_judged_by_the_spam_pages_that_link_to_it() -> None:
+    farm_anchors = ["cheap flights", "best flight deals", "cheap tickets"] * 70
+    member = HostEvidence("www.top-casino-bonus.info", inlink_hosts=1, spam_inlink_hosts=1, spam_inlink_anchors=farm_anchors)
+    verdict = host_verdict(member)
+    assert verdict.is_spam and [r.code for r in verdict.reasons] == ["spam-inlinks", "farm-anchors"]
+    assert verdict.messages[1] == f"distinct anchors per link from spam pages {3 / 210:.3g} <= 0.1"
+    # A good site a spam page links to for camouflage: a few links, its own name.
+    camouflage = HostEvidence("en.wikipedia.org", inlink_hosts=1, spam_inlink_hosts=1, spam_inlink_anchors=["Wikipedia"] * 3)
+    assert not host_verdict(camouflage).is_spam
+    # Many repeated anchors from spam pages, but good hosts link to it too.
+    linked = HostEvidence("www.example.org", inlink_hosts=5, spam_inlink_hosts=1, spam_inlink_anchors=farm_anchors)
+    assert not host_verdict(linked).is_spam
+    # Varied anchors (a directory that happens to be spam) do not count as farm anchors.
+    varied = [f"site number {n}" for n in range(40)]
+    assert host_features(HostEvidence("h.example", spam_inlink_anchors=varied)).spam_anchor_variety == 1.0
+    assert host_features(HostEvidence("h.example", spam_inlink_anchors=farm_anchors[:19])).spam_anchor_variety is None

@@ -128,3 +128,25 @@ def test_the_per_host_page_cap() -> None:
     limits = TrapLimits(max_host_pages=500)
     assert [r.code for r in host_trap_verdict("big.example", pages=500, limits=limits).reasons] == ["page-cap"]
     assert not host_trap_verdict("big.example", pages=499, limits=limits).is_trap
+
+
+def test_a_calendar_is_not_walked_from_its_dates_or_its_index() -> None:
+    monitor = TrapMonitor()
+    host = "events.example"
+    days = [f"http://{host}/calendar/2026/12/{d:02d}/" for d in range(1, 32)]
+    months_ = [f"http://{host}/calendar/2026/11/", f"http://{host}/calendar/2027/01/"]
+    # The index links a month of days under its own directory: all cut.
+    assert monitor.walking_calendar(host, f"http://{host}/calendar/", days + months_) == days + months_
+    # A day page's links to other dates are the calendar's own navigation.
+    assert monitor.walking_calendar(host, days[4], [days[3], days[5], f"http://{host}/events/gig.html"]) == [days[3], days[5]]
+    # An event linking to its day is followed, and so is a post's sidebar of months.
+    assert monitor.walking_calendar(host, f"http://{host}/events/gig.html", [days[6]]) == []
+    sidebar = [f"http://{host}/2024/{m:02d}/" for m in range(1, 13)]
+    assert monitor.walking_calendar(host, f"http://{host}/2024/05/a-post.html", sidebar) == []
+    # A front page listing its months is not a calendar index (its directory is the root).
+    assert monitor.walking_calendar(host, f"http://{host}/", sidebar) == []
+    # A few dates under an archive page (fewer than a week's) are followed.
+    assert monitor.walking_calendar(host, f"http://{host}/archive/", [f"http://{host}/archive/2024/0{m}/" for m in range(1, 6)]) == []
+    assert monitor.calendar_walk[host] == 35
+    verdict = monitor.verdict(host, pages=40)
+    assert verdict.is_trap and verdict.messages == ["calendar links on calendar pages 35 >= 20"]
