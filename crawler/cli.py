@@ -2,7 +2,7 @@
 
     mirror-report [report] [--db URL] [--format table|json|csv] [--output FILE]
     mirror-report crawl SEEDS [--db URL] [--max-pages N] [--depth-limit N] ...
-    mirror-report demo [--db URL] [--seed N] [--port N]
+    mirror-report demo [--db URL] [--seed N] [--port N] [--world full|standard]
     mirror-report db upgrade|current [--db URL]
 
 Bad input (a missing seeds file, a bad database URL, an unknown option) is one line on
@@ -83,6 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--db", metavar="URL", help=f"database URL (default: a fresh sqlite:///{DEMO_DATABASE})")
     demo.add_argument("--seed", type=int, default=0, help="seed of the sandbox world")
     demo.add_argument("--port", type=int, default=0, help="port for the sandbox hosts (0: any free port)")
+    demo.add_argument("--world", choices=("full", "standard"), default="full",
+                      help="full: 41 hosts with harder mirrors, decoys, spam and traps (default); standard: 12 hosts")
     _add_output(demo)
 
     detect = commands.add_parser("detect", help="rerun offline detection over the store (near-duplicate clusters)")
@@ -320,9 +322,10 @@ def cmd_db(args: argparse.Namespace) -> int:
     return 0
 
 
-def _start_sandbox(seed: int, port: int, workdir: Path) -> tuple[subprocess.Popen, list[str]]:
+def _start_sandbox(seed: int, port: int, workdir: Path, full: bool) -> tuple[subprocess.Popen, list[str]]:
     """The sandbox in a process of its own (the crawl keeps this one's core)."""
     command = [sys.executable, "-m", "crawler.sandbox", "--seed", str(seed), "--port", str(port), "--out", str(workdir)]
+    command += ["--full"] if full else []
     server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     seeds_file = workdir / "seeds.txt"
     deadline = time.monotonic() + 60
@@ -335,6 +338,21 @@ def _start_sandbox(seed: int, port: int, workdir: Path) -> tuple[subprocess.Pope
             raise UsageError("the sandbox did not start within 60 s")
         time.sleep(0.05)
     return server, [line.strip() for line in seeds_file.read_text().splitlines() if line.strip()]
+
+
+def score_spam(flagged: list[dict[str, Any]], traps: list[dict[str, Any]], truth: dict[str, Any]) -> dict[str, Any]:
+    """Spam-host precision and recall against a sandbox's ground truth, and the traps reported."""
+    def names(hosts: Any) -> set[str]:
+        return {h.split(":")[0] for h in hosts}
+
+    true, good = names(truth["spam_hosts"]), names(truth["good_hosts"])
+    reported = names(v["host"] for v in flagged)
+    return {
+        "spam_hosts": len(true), "found": len(reported & true), "good_flagged": len(reported & good),
+        "precision": round(len(reported & true) / len(reported), 3) if reported else 0.0,
+        "recall": round(len(reported & true) / len(true), 3) if true else 1.0,
+        "traps": sorted(names(t["host"] for t in traps)),
+    }
 
 
 def score_mirrors(found: list[dict[str, Any]], truth: dict[str, Any]) -> dict[str, Any]:
@@ -370,7 +388,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             Path(DEMO_DATABASE + suffix).unlink(missing_ok=True)
     with tempfile.TemporaryDirectory(prefix="mirrorscope-demo-") as tmp:
         workdir = Path(tmp)
-        server, seeds = _start_sandbox(args.seed, args.port, workdir)
+        server, seeds = _start_sandbox(args.seed, args.port, workdir, args.world == "full")
         try:
             console.print(f"sandbox: {len(seeds)} seed(s), hosts in {workdir / 'hosts'}; crawling into {url}")
             started = time.monotonic()
@@ -397,7 +415,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
         stored = {p["url"] for p in store.pages()}
     finally:
         store.close()
-    expected = set(truth["pages"])
+    spam = {h.split(":")[0] for h in truth.get("spam_hosts", ())}
+    # Spam hosts' pages are not content a crawl should keep (issue: spam costs fetches).
+    expected = {url for url in truth["pages"] if url.split("/", 3)[2].split(":")[0] not in spam}
     copied = {url for url in expected if is_copied(url, truth["hosts"])}
     report["sandbox"] = {
         "seed": args.seed,
@@ -412,6 +432,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
         "missing": sorted((expected - copied) - stored)[:20],
         "mirrors": score_mirrors(report["mirrors"], truth),
     }
+    if spam:
+        report["sandbox"]["spam"] = score_spam(report["spam_hosts"], report["traps"], truth)
     _emit(report, args.format, args.output)
     if args.format == "table":
         sandbox = report["sandbox"]
@@ -426,6 +448,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
             f"({scored['prefix_right']} with the right prefixes), {scored['false_pairs']} false, "
             f"{scored['decoys_reported']} decoys reported: precision {scored['precision']}, recall {scored['recall']}"
         )
+        if "spam" in sandbox:
+            found = sandbox["spam"]
+            console.print(
+                f"spam vs ground truth: {found['found']} of {found['spam_hosts']} spam hosts flagged, {found['good_flagged']} good "
+                f"hosts flagged: precision {found['precision']}, recall {found['recall']}; traps reported: "
+                f"{', '.join(safe_text(t) for t in found['traps']) or 'none'}"
+            )
         for missing in sandbox["missing"]:
             console.print(f"  missing: {safe_text(missing)}", markup=False)
     return 0 if reason == "finished" else 1

@@ -107,6 +107,9 @@ class FrontierPolicy:
         self.stats = stats
         self.addresses = addresses or {}
         self._logged: set[tuple[str, str]] = set()
+        # The crawl's queue, once built: a full host queue refuses too, so that the spider
+        # never marks as seen (and keeps in memory) a URL the queue would drop.
+        self.queue: HostFairQueue | None = None
 
     @classmethod
     def from_settings(cls, settings: Any, stats: Any) -> FrontierPolicy:
@@ -140,6 +143,8 @@ class FrontierPolicy:
         host, hostname, domain = _keys(url)
         # The budget first: it is the cheaper check and refuses most under a farm.
         reason = self.budget.refusal(host, domain, self.addresses.get(hostname))
+        if reason is None and self.queue is not None:
+            reason = self.queue.full(host, domain)
         detail: object = reason
         if reason is None and (trap := self.traps.refusal(host, url)) is not None:
             reason, detail = f"trap-{trap.code}", trap
@@ -262,6 +267,8 @@ class HostFairQueue:
         self.curprio: int | None = None
         self._len = 0
         self._logged: set[tuple[str, str]] = set()
+        if policy is not None:
+            policy.queue = self
         if startprios:
             self._resume(startprios)
 
@@ -316,14 +323,20 @@ class HostFairQueue:
             self._logged.add((host, reason))
             logger.info("frontier: %s has its share of the queue (%s); dropping more, first %s", host, reason, request.url)
 
+    def full(self, host: str, domain: str) -> str | None:
+        """``queue-host-cap`` or ``queue-domain-cap`` when ``host``'s share is taken, else None."""
+        if self.host_len[host] >= self.host_cap:
+            return "queue-host-cap"
+        if self.domain_len[domain] >= self.domain_cap:
+            return "queue-domain-cap"
+        return None
+
     def push(self, request: Request) -> None:
         if self.policy is not None and self.policy.refusal(request.url) is not None:
             return
         host, _, domain = _keys(request.url)
-        if self.host_len[host] >= self.host_cap:
-            return self._drop("queue-host-cap", host, request)
-        if self.domain_len[domain] >= self.domain_cap:
-            return self._drop("queue-domain-cap", host, request)
+        if (cap := self.full(host, domain)) is not None:
+            return self._drop(cap, host, request)
         priority = -request.priority
         slot = self._slot(domain)
         queue = self.queues.get((priority, slot))

@@ -43,6 +43,9 @@ logger = logging.getLogger(__name__)
 
 # Outcomes that say a path does not exist on a host (as opposed to: not fetched yet).
 _ABSENT = {"http-404", "http-410", "redirect", "redirect-loop"}
+#: Linked paths remembered per host. Path features need a host's shape, not all of it, and
+#: a host emitting endless links (a farm, a calendar) must not grow the view without end.
+MAX_KNOWN_PATHS = 10_000
 
 
 def _path(url: str) -> str:
@@ -75,7 +78,9 @@ class HostView:
     def add_link(self, source_host: str, target_url: str, target_host: str | None) -> None:
         if not target_host:
             return
-        self.known[target_host].add(_path(target_url))
+        known = self.known[target_host]
+        if len(known) < MAX_KNOWN_PATHS:
+            known.add(_path(target_url))
         self.schemes.setdefault(target_host, urlsplit(target_url).scheme)
         if target_host != source_host:
             self.outlinks[source_host].add(target_host)

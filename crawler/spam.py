@@ -13,12 +13,15 @@ runs, and acts on them:
     frontier (``FrontierPolicy.budget.block``): nothing more of it is queued, and what
     is queued is dropped when popped.
 
-    **Cloaking.** The first HTML page of every host is fetched a second time with a
-    browser's User-Agent (``CLOAKING_CHECK_ENABLED``) and the two sketches are compared.
-    When they resemble each other less than 0.5, the crawler's User-Agent fetches the page
-    once more: a page that changes by itself (dates, ads) is told apart from one that
-    answers crawlers differently (Wu and Davison, AIRWeb 2005). One extra fetch per host
-    (two for a suspect) is the price; a crawl of N hosts fetches N more pages.
+    **Cloaking.** The first HTML page of every host that is not spam to the crawler's eyes
+    is fetched a second time with a browser's User-Agent (``CLOAKING_CHECK_ENABLED``) and
+    the two sketches are compared. When they resemble each other less than 0.5, the
+    crawler's User-Agent fetches the page once more: a page that changes by itself (dates,
+    ads) is told apart from one that answers crawlers differently (Wu and Davison, AIRWeb
+    2005). One extra fetch per host (two for a suspect) is the price; a crawl of N hosts
+    fetches N more pages. A host whose pages are spam to the crawler is condemned by them
+    (cloaking or not) and not spent on: the check is for the cloakers the content would
+    not catch, the ones that show crawlers a page people never see.
 
 :class:`SpamPipeline` (``ITEM_PIPELINES``, after the page scores and sketches, before
 the duplicate pipeline expands a page)
@@ -184,7 +187,8 @@ class SpamMonitor:
         if record.host in self.blocked and item.outlinks:
             self.stats.inc_value("spam/outlinks_not_followed", len(item.outlinks))
             item.outlinks = []
-        if self.cloaking and not state.checked and item.sketch is not None and record.depth >= 0:
+        # Checked on the host's first page that is not spam (see the module docstring).
+        if self.cloaking and not state.checked and not spam_page and record.host not in self.blocked and item.sketch is not None:
             state.checked = True
             self._check_cloaking(record.url, record.host, record.depth, item.sketch, None)
 
@@ -288,8 +292,10 @@ class SpamMonitor:
             return
         if browser is None:
             state.cloak = resemblance
-            if resemblance < CLOAK_SUSPECT and host not in self.blocked:
+            if resemblance < CLOAK_SUSPECT:
+                # Judged once the crawler's second fetch tells whether the page changes by itself.
                 self._check_cloaking(url, host, response.meta.get("depth", 0), crawler_sketch, resemblance)
+                return
         else:
             state.refetch = resemblance
         self._judge(host)

@@ -279,6 +279,11 @@ def test_demo_runs_within_a_minute_and_leaves_no_process(tmp_path: Path) -> None
     mirrors = sandbox["mirrors"]
     assert (mirrors["precision"], mirrors["recall"], mirrors["decoys_reported"]) == (1.0, 1.0, 0)
     assert {"a", "b", "level", "score", "paths_checked", "paths_matched", "features"} <= set(report["mirrors"][0])
+    # The full world (the default): spam hosts flagged, the calendar reported as a trap.
+    spam = sandbox["spam"]
+    assert (spam["precision"], spam["recall"], spam["good_flagged"]) == (1.0, 1.0, 0)
+    assert spam["traps"] == ["events.harbourtown-arts.org"]
+    assert {"host", "score", "pages", "reasons"} <= set(report["spam_hosts"][0])
     leftovers = [p for p in Path("/proc").iterdir() if p.name.isdigit() and b"crawler.sandbox" in _cmdline(p) and str(tmp_path).encode() in _cmdline(p)]
     assert leftovers == []
 

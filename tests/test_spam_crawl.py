@@ -4,13 +4,17 @@ with the defences on, scored against its ground truth from the server's own requ
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 
-from crawler.sandbox import SandboxServer, build_full_world
+from crawler.sandbox import Host, SandboxServer, World, build_full_world
+from crawler.sandbox.markup import document, html_resource
+from crawler.sandbox.sites.spam import cloak_for
+from crawler.sandbox.text import Prose
 from storage.store import Store
 from tests.conftest import mirror_report, scrapy_crawl
 
@@ -68,7 +72,6 @@ def test_spam_hosts_are_flagged_with_reasons_and_cost_few_fetches(sandbox: FullS
     assert set(traps) == {"events.harbourtown-arts.org"}
     assert traps["events.harbourtown-arts.org"]["reasons"][0].startswith("calendar links on calendar pages")
     assert all(0.5 <= v["score"] <= 1.0 and v["reasons"] for v in flagged.values())
-    assert any(r.startswith("crawler/browser resemblance") for r in flagged["www.harbourview-holiday-lets.com"]["reasons"])
     farm = [h for h, role in sandbox.truth["spam"].items() if role == "link-farm"]
     unfetched = [flagged[name(h)] for h in farm if flagged[name(h)]["pages"] == 0]
     assert unfetched and all("share of linking hosts that are spam 1 >= 1" in v["reasons"] for v in unfetched)
@@ -94,3 +97,38 @@ def test_the_defences_lose_no_good_page(sandbox: FullSandbox, sqlite_url: str) -
         store.close()
     good_pages = {u for u in sandbox.truth["pages"] if name(urlsplit(u).netloc) not in sandbox.spam}
     assert sorted(good_pages - stored) == []
+
+
+def prose(topic: str, n: int) -> str:
+    return "".join(f"<p>{p}</p>" for p in Prose(topic, random.Random(topic)).paragraphs(n))
+
+
+def test_a_host_that_shows_crawlers_another_page_than_people_is_flagged_for_cloaking(tmp_path: Path, sqlite_url: str) -> None:
+    """The crawler's view is clean, so only the browser refetch can tell (and a second
+    crawler fetch rules out a page that changes by itself)."""
+    crawler_view = {"/": html_resource(document("The potting shed", prose("crafts", 6)))}
+    browser_view = {"/": html_resource(document("Win big tonight", prose("travel", 6)))}
+    shed = Host("www.potting-shed.com", "127.0.1.61", "cloaking", crawler_view, cloak=cloak_for(browser_view))
+    honest = Host("www.seed-library.org", "127.0.1.62", "other", {"/": html_resource(document("Seeds", prose("outdoors", 5)))})
+    portal = Host("www.garden-portal.org", "127.0.1.60", "other", {"/": html_resource(document(
+        "Garden links", '<a href="http://www.potting-shed.com@@PORT@@/">Shed</a> <a href="http://www.seed-library.org@@PORT@@/">Seeds</a>'))})
+    world = World(seed=0, hosts=[portal, shed, honest], seed_paths=[("www.garden-portal.org", "/")])
+    with SandboxServer(world, port=0) as server:
+        hosts_file, seeds_file = tmp_path / "hosts", tmp_path / "seeds.txt"
+        hosts_file.write_text(world.hosts_file_text())
+        seeds_file.write_text("\n".join(world.seeds(server.port)) + "\n")
+        result = scrapy_crawl("-a", f"seeds={seeds_file}", "-s", f"HOSTS_FILE={hosts_file}", "-s", "ALLOW_PRIVATE_ADDRESSES=True",
+                              "-s", f"DATABASE_URL={sqlite_url}", "-s", "LOG_LEVEL=WARNING")
+        assert result.returncode == 0, result.stderr[-3000:]
+        fetches = [(host.split(":")[0], path) for _, host, path in server.request_log()]
+    store = Store(sqlite_url)
+    try:
+        verdicts = {name(v["host"]): v for v in store.host_verdicts("spam")}
+    finally:
+        store.close()
+    shed_verdict = verdicts["www.potting-shed.com"]
+    assert shed_verdict["flagged"] and shed_verdict["reasons"] == ["crawler/browser resemblance 0 <= 0.5"]
+    assert shed_verdict["features"]["refetch_resemblance"] == 1.0
+    assert fetches.count(("www.potting-shed.com", "/")) == 3  # crawler, browser, crawler again
+    assert not verdicts["www.seed-library.org"]["flagged"] and verdicts["www.seed-library.org"]["features"]["cloak_resemblance"] == 1.0
+    assert fetches.count(("www.seed-library.org", "/")) == 2
