@@ -44,7 +44,15 @@ Three components, set in ``settings``:
     Feeds the policy what pages teach (address, in-links) and drops refused requests and
     refused ``PageItem.outlinks`` before the spider turns them into requests — so a URL
     over budget now stays unseen by the spider and can be admitted later, when in-links
-    have raised the budget.
+    have raised the budget. A host whose queue is full refuses here too, so the spider's
+    seen-set grows with what is queued, not with what a farm emits. It drops a calendar's
+    walk through its own dates (``detectors.traps``: calendar-walk). Start requests at
+    depth 0 are the seeds: trusted (``HostBudget.trust``: no budget but the ceiling, their
+    votes always count). On a resumed crawl it rebuilds the budgets from the store (pages
+    per host and the host graph) and trusts the seeds again.
+
+Blocked hosts (spam verdicts of ``crawler.spam``) admit nothing more, and what they had
+queued is dropped when popped (``frontier/dropped/queued-blocked``).
 
 Settings (defaults in parentheses): ``FRONTIER_HOST_QUEUE_CAP`` (1000),
 ``FRONTIER_DOMAIN_QUEUE_CAP`` (2000), ``FRONTIER_DISK_SLOTS`` (64), ``FRONTIER_ADMISSION``

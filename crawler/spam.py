@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import Counter, deque
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 from weakref import WeakKeyDictionary
@@ -132,7 +132,6 @@ class SpamMonitor:
         self.cloak_pending: dict[str, tuple[str, DocumentSketch, float | None]] = {}
         self.farms_dirty = False
         self.last_farm_search = 0.0
-        self.persisted = False
         self.timer = task.LoopingCall(self._tick)
 
     @classmethod
@@ -365,14 +364,13 @@ class SpamMonitor:
                 },
             })
         traps = self.policy.traps
-        refused = Counter({h: n for h, n in traps.calendar_walk.items()})
         for host in sorted(traps.hosts() | {h for h, s in self.hosts.items() if s.pages >= traps.limits.max_host_pages}):
             trap = traps.verdict(host, self.hosts[host].pages if host in self.hosts else 0)
             if trap.is_trap:
                 rows.append({
                     "host": host, "kind": "trap", "flagged": True, "score": 1.0,
                     "pages": self.hosts[host].pages if host in self.hosts else 0, "reasons": trap.messages,
-                    "features": {"calendar_urls": traps.calendar_urls[host], "calendar_walk_refused": refused[host]},
+                    "features": {"calendar_urls": traps.calendar_urls[host], "calendar_walk_refused": traps.calendar_walk[host]},
                 })
         return rows
 

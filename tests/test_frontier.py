@@ -387,3 +387,16 @@ def test_requests_queued_before_their_host_was_blocked_are_dropped_when_popped()
     FrontierPolicy.of(crawler).budget.block("www.spam.example", "spam")
     assert [urlsplit(r.url).hostname for r in drain(queue)] == ["www.good.example"] * 3
     assert crawler.stats.get_value("frontier/dropped/queued-blocked") == 3
+
+
+def test_a_full_host_queue_refuses_before_the_spider_sees_the_url() -> None:
+    crawler = get_crawler(Spider, settings_dict={"HOSTS_FILE": None, "FRONTIER_HOST_QUEUE_CAP": 3})
+    queue = memory_queue(crawler)
+    policy = FrontierPolicy.of(crawler)
+    for n in range(3):
+        assert policy.refusal(f"http://{FARM}/p/{n}.html") is None
+        queue.push(request(FARM, f"/p/{n}.html", 1))
+    assert policy.refusal(f"http://{FARM}/p/9.html") == "queue-host-cap"
+    assert policy.refusal("http://www.other.example/") is None
+    queue.pop()
+    assert policy.refusal(f"http://{FARM}/p/9.html") is None
