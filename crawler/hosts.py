@@ -135,11 +135,34 @@ def _join_relative(base: str, href: str) -> str | None:
     return origin + path + sep + query
 
 
+# An absolute http(s) URL already in normal form but for its port: lowercase host.
+_ABSOLUTE = re.compile(r"(https?)://([a-z0-9][a-z0-9.-]*)(?::([0-9]{1,5}))?(/[^?]*)?(?:\?(.*))?")
+
+
+def _absolute(href: str) -> str | None:
+    """``href`` normalised without urllib when it is a plain absolute URL (link farms and
+    directories are mostly these); None when the general path is needed. urljoin leaves
+    an absolute URL's dot segments alone, and so does this."""
+    match = _ABSOLUTE.fullmatch(href)
+    if match is None or not _SAFE.fullmatch(href):
+        return None
+    scheme, host, port, path, query = match.groups()
+    if port is not None:
+        number = int(port)
+        if number > 65535:
+            return None
+        port = None if number == _DEFAULT_PORTS[scheme] else str(number)
+    netloc = host if port is None else f"{host}:{port}"
+    return f"{scheme}://{netloc}{path or '/'}" + (f"?{query}" if query else "")
+
+
 @lru_cache(maxsize=1 << 17)
 def _normalize(base: str, href: str, max_length: int) -> str | None:
     href = href.strip()
     if base.startswith(("http://", "https://")) and base == normalize_base(base):
         joined = _join_relative(base, href)
+        if joined is None:
+            joined = _absolute(href)
         if joined is not None:
             return joined if len(joined) <= max_length else None
     if not href or href.startswith(("javascript:", "mailto:", "data:", "tel:")):

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urljoin
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from twisted.internet.error import DNSLookupError
 
 from crawler.hosts import HostsFileError, host_key, is_private_address, normalize_url, read_hosts_file, registrable_domain
@@ -102,4 +105,30 @@ def test_fast_join_agrees_with_urllib(base: str, href: str) -> None:
     joined = urldefrag(urljoin(base, href))[0]
     crawlable = href.strip() and joined.lower().startswith(("http://", "https://"))
     expected = safe_url_string(joined.replace("HTTP://Other.Test", "http://other.test")) if crawlable else None
+    assert normalize_url(base, href) == expected
+
+
+_URL_PART = st.text(alphabet="abcXYZ019-._~/?=&%:@;,+!$'()*[] é#", max_size=12)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    scheme=st.sampled_from(["http", "https", "HTTP", "ftp"]),
+    host=st.sampled_from(["a.test", "www.b-c.example", "A.Test", "x_y.test", "[::1]", "1.2.3.4", ""]),
+    port=st.sampled_from(["", ":80", ":443", ":8080", ":080", ":99999", ":", ":x"]),
+    rest=_URL_PART,
+)
+def test_absolute_links_normalise_as_urllib_does(scheme: str, host: str, port: str, rest: str) -> None:
+    """The fast path for absolute URLs gives what urljoin + urlsplit + urlunsplit give."""
+    from crawler.hosts import _normalize_general
+
+    href = f"{scheme}://{host}{port}{rest}"
+    base = "http://base.test/dir/page.html"
+    try:
+        joined = urljoin(base, href.strip())
+    except ValueError:
+        joined = None
+    expected = _normalize_general(joined) if joined is not None and href.strip() else None
+    if expected is not None and len(expected) > 2048:
+        expected = None
     assert normalize_url(base, href) == expected
