@@ -137,7 +137,7 @@ def fragment_terms(anchor: str, before: str, after: str, window: int = WINDOW) -
     if window < 0:
         raise ValueError("window must not be negative")
     words = before.split()
-    words = words[len(words) - window :] if window else []
+    words = words[max(len(words) - window, 0) :] if window else []
     words += anchor.split()
     words += after.split()[:window]
     return content_bag(words)

@@ -73,6 +73,10 @@ def test_fragment_window_cuts_page_words_then_drops_stopwords() -> None:
     ]
     assert fragment_terms("python docs", before, after, window=2) == ["w10", "python", "docs", "a1"]
     assert fragment_terms("python docs", before, after, window=0) == ["python", "docs"]
+    # Fewer words than the window before the anchor (an anchor near the start of a
+    # page): all of them, not only the last len - window.
+    assert fragment_terms("json", "re os json", "x") == ["re", "os", "json", "json"]
+    assert fragment_terms("go", "alpha beta gamma delta epsilon", "", window=8) == ["alpha", "beta", "gamma", "delta", "epsilon", "go"]
     # One-character words and stopwords go; empty and blank inputs give nothing.
     assert fragment_terms("x y zz", "", "") == ["zz"]
     assert fragment_terms("", "", "") == []
