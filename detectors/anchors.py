@@ -285,7 +285,7 @@ class BagBuilder:
         self._touched = array("q")
         self._reported = 0
         # Every token add_fragments met: its term id, or a marker or dropped code.
-        self._codes: dict[str, int] = {}
+        self._codes: dict[str, int] = {_LINK: _LINK_CODE, _FIELD: _FIELD_CODE}
 
     def add_fragment(self, url_id: int, anchor: str, before: str, after: str) -> None:
         """Add one link to ``url_id``: its anchor text and the words before and after."""
@@ -306,6 +306,7 @@ class BagBuilder:
         through a cache of every token met (kept or dropped); the window cut and the
         stopword filter are then numpy masks over token positions. About 2 us a link
         instead of ~25 us link by link: the crawl's pipeline feeds batches through here.
+        The cache holds one entry per distinct token (about the vocabulary's size again).
         Inputs holding the marker characters (never canonical words) go link by link.
         """
         count = len(url_ids)
@@ -323,8 +324,10 @@ class BagBuilder:
         tokens = text.split()
         get = self._codes.get
         codes = np.array([get(t, _UNSEEN) for t in tokens], dtype=np.int64)
-        for at in np.flatnonzero(codes == _UNSEEN).tolist():
-            codes[at] = self._learn(tokens[at])
+        unseen = np.flatnonzero(codes == _UNSEEN).tolist()
+        if unseen:
+            self._learn(list(dict.fromkeys([tokens[at] for at in unseen])))
+            codes[unseen] = [get(tokens[at]) for at in unseen]
         position = np.arange(codes.size)
         fields = np.flatnonzero(codes == _FIELD_CODE).reshape(count, 2)
         link = np.cumsum(codes == _LINK_CODE) - 1
@@ -342,18 +345,12 @@ class BagBuilder:
         if len(self._rows_term) > max(self._merged.term_ids.size, 1 << 16):
             self._merge()
 
-    def _learn(self, token: str) -> int:
-        """The code of a token not met before: its term id, or a marker or dropped code."""
-        if token == _LINK:
-            code = _LINK_CODE
-        elif token == _FIELD:
-            code = _FIELD_CODE
-        elif content_bag([token]):
-            code = self.vocabulary.ids([token])[0]
-        else:
-            code = _DROPPED
-        self._codes[token] = code
-        return code
+    def _learn(self, tokens: list[str]) -> None:
+        """Codes of distinct tokens not met before: term ids for the words a bag keeps
+        (``content_bag``'s rule), the dropped code for the others."""
+        kept = content_bag(tokens)
+        self._codes.update(dict.fromkeys(tokens, _DROPPED))
+        self._codes.update(zip(kept, self.vocabulary.ids(kept)))
 
     def add_title(self, url_id: int, title: str) -> None:
         """Set the title of ``url_id`` (raw text), replacing any earlier one."""
