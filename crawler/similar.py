@@ -110,3 +110,64 @@ def similar_urls(store: Store, url: str, limit: int = 10, params: AnchorParams =
     rows, similarity = similar_to(signatures[target], signatures, params.min_agreement)
     found = [(r, s) for r, s in zip(rows.tolist(), similarity.tolist()) if r != target]
     return [{"url": urls[r], "similarity": round(s, 4)} for r, s in found[:limit]]
+
+
+def maintain_bags(database_url: str, params: AnchorParams, flush_pages: int, resumed: bool, inbox: Any, outbox: Any) -> None:
+    """The crawl's anchor-bag worker, run in a process of its own
+    (``crawler.anchor_bags.AnchorBagPipeline``): takes messages from ``inbox`` until
+    ``("close",)``, then puts its counters (or ``{"error": text}``) on ``outbox``.
+
+    ``("pages", targets, anchors, befores, afters, titles, pages)``: one entry per link,
+    (URL, title) pairs and the number of pages they came from; ``("flush",)``: store the signatures of the bags changed since the
+    last flush (also every ``flush_pages`` pages and at close). A resumed crawl first
+    rebuilds the bags of what the store holds.
+    """
+    import time
+    import traceback
+
+    stats: dict[str, float] = {
+        "absorb_cpu_seconds": 0.0, "flush_seconds": 0.0, "signatures_written": 0, "snapshots": 0, "urls": 0, "pages": 0,
+    }
+    store = None
+    try:
+        store = Store(database_url, migrate=False)
+        bags = bags_from_store(store, params) if resumed else UrlBags(params)
+        since = 0
+
+        def flush() -> None:
+            started = time.monotonic()
+            changed = bags.changed_signatures()
+            if changed.urls:
+                store.write_anchor_signatures(signature_rows(changed, params))
+            stats["signatures_written"] += len(changed.urls)
+            stats["snapshots"] += int(changed.refreshed)
+            stats["flush_seconds"] += time.monotonic() - started
+
+        while True:
+            message = inbox.get()
+            if message[0] == "pages":
+                started = time.process_time()
+                targets, anchors, befores, afters, titles, pages = message[1:]
+                if targets:
+                    bags.add_links(targets, anchors, befores, afters)
+                for url, title in titles:
+                    bags.add_title(url, title)
+                stats["absorb_cpu_seconds"] += time.process_time() - started
+                stats["pages"] += pages
+                since += pages
+                if since >= flush_pages:
+                    since = 0
+                    flush()
+            elif message[0] == "flush":
+                since = 0
+                flush()
+            elif message[0] == "close":
+                flush()
+                break
+        stats["urls"] = len(bags)
+        outbox.put({name: round(value, 3) if isinstance(value, float) else value for name, value in stats.items()})
+    except Exception:
+        outbox.put({"error": traceback.format_exc(limit=5)})
+    finally:
+        if store is not None:
+            store.close()

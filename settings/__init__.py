@@ -89,8 +89,8 @@ ANCHOR_WINDOW = 8
 # they are fetched. Measured within 10% of the crawl's throughput without it
 # (benchmarks/crawl.py); off saves that and the bags' memory (~12 bytes per URL and term).
 ANCHOR_BAGS_ENABLED = True
-# Pages per job on the bags' thread: one numpy pass over many pages' links costs less than
-# one per page; the reactor only collects records.
+# Pages per message to the bags' worker process: one numpy pass over many pages' links
+# costs less than one per page; the reactor only copies the link strings.
 ANCHOR_BAGS_BATCH_SIZE = 64
 # Seconds a partial batch may wait before it is absorbed anyway.
 ANCHOR_BAGS_INTERVAL = 2.0

@@ -4,10 +4,12 @@ real PostgreSQL."""
 
 from __future__ import annotations
 
+import queue
+
 import numpy as np
 from sqlalchemy import inspect
 
-from crawler.similar import bags_from_store, recompute_anchor_bags, similar_urls, stored_signatures
+from crawler.similar import bags_from_store, maintain_bags, recompute_anchor_bags, similar_urls, stored_signatures
 from detectors.anchors import DEFAULT_PARAMS, DEFAULT_SEED, BagBuilder, cluster_bags, fragment_terms
 from storage.db import downgrade, make_engine, upgrade
 from storage.records import LinkRecord
@@ -139,3 +141,42 @@ def test_recompute_persists_the_full_pipeline_and_similar_reads_it(db_url: str) 
     assert similar_urls(store, "http://nowhere.test/") is None
     assert len(bags_from_store(store)) == 9
     store.close()
+
+
+def pages_message(store: Store) -> tuple:
+    links = store.link_fragments()
+    return ("pages", *map(list, zip(*links)), store.page_titles(), len(store.pages()))
+
+
+def test_crawl_worker_flushes_changed_bags_and_resumes_from_the_store(db_url: str) -> None:
+    store = linked_store(db_url)
+    inbox: queue.Queue = queue.Queue()
+    outbox: queue.Queue = queue.Queue()
+    # Everything the store holds, in one message, then close: the full recompute's signatures.
+    for message in (pages_message(store), ("close",)):
+        inbox.put(message)
+    maintain_bags(store.url, DEFAULT_PARAMS, 1000, False, inbox, outbox)
+    stats = outbox.get_nowait()
+    assert stats["signatures_written"] == 8 and stats["snapshots"] == 1 and stats["urls"] == 8 and stats["pages"] == 9
+    incremental = dict(zip(*stored_signatures(store)))
+    recompute_anchor_bags(store)
+    full = dict(zip(*stored_signatures(store)))
+    assert {u: s.tolist() for u, s in incremental.items()} == {u: s.tolist() for u, s in full.items()}
+    # Resumed: the worker rebuilds the bags from the store, then a new link to one URL
+    # (flush_pages = 1 flushes at once) stores only that URL's signature again.
+    late = ("pages", ["http://cook.test/rye"], ["rye bread"], ["dark sour"], [""], [], 1)
+    for message in (late, ("close",)):
+        inbox.put(message)
+    maintain_bags(store.url, DEFAULT_PARAMS, 1, True, inbox, outbox)
+    stats = outbox.get_nowait()
+    assert stats["urls"] == 8 and stats["signatures_written"] == 8  # first flush: the rebuilt bags' snapshot
+    after = dict(zip(*stored_signatures(store)))
+    assert after["http://cook.test/rye"].tolist() != full["http://cook.test/rye"].tolist()
+    store.close()
+
+
+def test_crawl_worker_reports_errors() -> None:
+    outbox: queue.Queue = queue.Queue()
+    maintain_bags("mysql://nowhere/x", DEFAULT_PARAMS, 10, False, queue.Queue(), outbox)
+    assert "unsupported database" in outbox.get_nowait()["error"]
+
