@@ -5,6 +5,7 @@ real PostgreSQL."""
 from __future__ import annotations
 
 import queue
+from urllib.parse import urlsplit
 
 import numpy as np
 from sqlalchemy import inspect
@@ -180,3 +181,30 @@ def test_crawl_worker_reports_errors() -> None:
     maintain_bags("mysql://nowhere/x", DEFAULT_PARAMS, 10, False, queue.Queue(), outbox)
     assert "unsupported database" in outbox.get_nowait()["error"]
 
+
+def test_detect_mirrors_takes_stored_anchor_pairs_as_a_vote(db_url: str) -> None:
+    """Two hosts holding the same documents under other paths (no path, name or content
+    feature sees them), linked to alike from a third: a candidate only through their
+    anchor bags."""
+    from crawler.mirrors import anchor_host_pairs, detect_mirrors
+
+    store = Store(db_url)
+    run = store.start_run([], {})
+    hub = page("http://hub.test/")
+    topics = ["kettle descaling", "bread proving", "knife sharpening", "stock reduction", "sauce emulsion", "dough folding"]
+    hub.links = [
+        LinkRecord(url, host, f"{topic} guide", f"{topic} explained step by step {n}", f"read about {topic} {n}")
+        for n, topic in enumerate(topics)
+        for url, host in ((f"http://alpha.test/lib/item{n}.html", "alpha.test"), (f"http://omega.test/node/{n}", "omega.test"))
+    ]
+    store.write_pages([hub], run)
+    assert detect_mirrors(store)["pairs_judged"] == 0
+    summary = recompute_anchor_bags(store)
+    assert summary["pairs"] >= len(topics)
+    votes = anchor_host_pairs(store)
+    assert sorted(set(votes)) == [("alpha.test", "omega.test")] and len(votes) == len(topics)
+    detect_mirrors(store)
+    judged = store.mirror_pairs(include_none=True)
+    assert [{urlsplit(p["url_a"]).netloc, urlsplit(p["url_b"]).netloc} for p in judged] == [{"alpha.test", "omega.test"}]
+    assert judged[0]["features"]["anchors"] == 1.0
+    store.close()
