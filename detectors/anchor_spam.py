@@ -35,7 +35,7 @@ decides nothing:
 ``commercial_share`` (when the commercial rule's gates pass), else 0; ``flagged`` when
 a rule fires, with one reason string per rule. Anchors are compared as canonical phrases
 (lowercased, whitespace collapsed; the store keeps canonical words). Vectorised: hosts,
-URLs and phrases are factorised once with ``np.unique`` and every count is a
+URLs and phrases are factorised once (one dict pass each) and every count is a
 ``bincount`` or a sort.
 """
 
@@ -93,9 +93,12 @@ class AnchorSpamVerdict:
     reasons: tuple[str, ...]
 
 
-def _codes(values: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    uniques, inverse = np.unique(np.asarray(values, dtype=object).astype(str), return_inverse=True)
-    return uniques, inverse.ravel().astype(np.int64)
+def _codes(values: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    """Distinct values in order of first sight and each value's index among them (a dict
+    pass: sorting strings, or numpy's fixed-width copies of long URLs, cost more)."""
+    index: dict[str, int] = {}
+    codes = np.fromiter((index.setdefault(v, len(index)) for v in values), dtype=np.int64, count=len(values))
+    return list(index), codes
 
 
 def anchor_spam(
@@ -120,7 +123,7 @@ def anchor_spam(
     phrase_names, phrase = _codes([p for p, k in zip(phrases_of, keep.tolist()) if k])
     _, url = _codes([u for u, k in zip(target_urls, keep.tolist()) if k])
     target, source = target[keep], source[keep]
-    h = hosts.size
+    h = len(hosts)
     inlinks = np.bincount(target, minlength=h)
 
     def distinct_per_host(other: np.ndarray) -> np.ndarray:
@@ -129,7 +132,7 @@ def anchor_spam(
 
     sources, targets = distinct_per_host(source), distinct_per_host(url)
     # Counts per (host, phrase), sorted by host then descending count: rank within host.
-    width = np.int64(phrase_names.size)
+    width = np.int64(len(phrase_names))
     keys, counts = np.unique(target * width + phrase, return_counts=True)
     pair_host, pair_phrase = keys // width, keys % width
     order = np.lexsort((pair_phrase, -counts, pair_host))
@@ -156,7 +159,7 @@ def anchor_spam(
             shown = min(int(phrases[i]), params.top_phrases)
             reasons.append(
                 f"farm anchors: {top_share:.0%} of {total} in-links from {int(sources[i])} hosts to "
-                f"{int(targets[i])} URLs use {shown} phrases (top: {phrase_names[top_phrase[i]]!r})"
+                f"{int(targets[i])} URLs use {shown} phrases (top: {str(phrase_names[top_phrase[i]])!r})"
             )
         if commercial_gate and commercial_share >= params.commercial_share:
             reasons.append(

@@ -53,6 +53,7 @@ def test_link_farm_hosts_are_flagged_for_farm_and_commercial_anchors() -> None:
         assert verdict.top_phrase in {" ".join(p.lower().split()) for p in phrases}
         assert [r.split(":")[0] for r in verdict.reasons] == ["farm anchors", "repeated commercial anchors"]
         assert f"of {verdict.inlinks} in-links from 2 hosts" in verdict.reasons[0]
+        assert verdict.reasons[0].endswith(f"phrases (top: '{verdict.top_phrase}')")
     # Documentation pages linked by their titles: varied anchors, nothing flagged; its
     # own navigation links ("cheap deals home" on every page) are not in-links.
     doc = verdicts["docs.test"]
