@@ -261,17 +261,20 @@ class BagBuilder:
     """Bags built link by link during a crawl; ``changed()`` names the bags to recompute.
 
     Fragments are kept as (bag, term) rows (16 bytes each), merged into a CSR of counts
-    (12 bytes per distinct (bag, term)) whenever the unmerged rows outnumber the merged
-    entries: amortised O(log n) per row, ~10 us per fragment in all. Each
-    ``add_fragment`` adds one link: feed every stored link once (a re-crawled page whose
+    (12 bytes per distinct (bag, term)) whenever the unmerged rows outnumber both the
+    merged entries and ``merge_floor`` (2^20 rows, 16 MB): amortised O(log n) per row,
+    ~10 us per fragment in all. Each ``add_fragment`` adds one link: feed every stored link once (a re-crawled page whose
     links are fed again counts them twice). Titles are few (one per fetched page) and
     stay as rows.
     """
 
-    def __init__(self, window: int = WINDOW, vocabulary: Vocabulary | None = None) -> None:
+    def __init__(self, window: int = WINDOW, vocabulary: Vocabulary | None = None, merge_floor: int = 1 << 20) -> None:
         if window < 0:
             raise ValueError("window must not be negative")
         self.window = window
+        # Unmerged rows held before the first merge (16 bytes each): merging sorts every
+        # entry, so a floor well above a batch's rows keeps merges few.
+        self.merge_floor = merge_floor
         self.vocabulary = vocabulary if vocabulary is not None else Vocabulary()
         self._merged = bags_from_arrays([], [])
         self._rows_bag = array("q")
@@ -293,7 +296,7 @@ class BagBuilder:
         self._rows_bag.extend(repeat(url_id, len(ids)))
         self._rows_term.extend(ids)
         self._touched.append(url_id)
-        if len(self._rows_term) > max(self._merged.term_ids.size, 1 << 16):
+        if len(self._rows_term) > max(self._merged.term_ids.size, self.merge_floor):
             self._merge()
 
     def add_fragments(
@@ -342,7 +345,7 @@ class BagBuilder:
         self._rows_bag.frombytes(targets[link[keep]].tobytes())
         self._rows_term.frombytes(codes[keep].tobytes())
         self._touched.frombytes(targets.tobytes())
-        if len(self._rows_term) > max(self._merged.term_ids.size, 1 << 16):
+        if len(self._rows_term) > max(self._merged.term_ids.size, self.merge_floor):
             self._merge()
 
     def _learn(self, tokens: list[str]) -> None:

@@ -532,7 +532,7 @@ def test_incremental_builder_recomputes_only_touched_bags() -> None:
 
 def test_builder_merges_rows_without_changing_bags() -> None:
     rng = np.random.default_rng(10)
-    builder = BagBuilder(window=4)
+    builder = BagBuilder(window=4, merge_floor=1 << 16)
     links = random_links(rng, list(range(500)), 9000)  # ~ 90,000 rows: merged once or more
     rows: list[tuple[int, str]] = []
     for url, anchor, before, after in links:
