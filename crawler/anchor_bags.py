@@ -16,7 +16,7 @@ The work runs in a process of its own (``crawler.similar.maintain_bags``, starte
 link strings into the batch. A thread was measured first: its Python work per link
 (~15-20 us on a link-heavy host, under the GIL) took the crawl to 0.89 of its throughput
 without bags (``benchmarks/crawl.py --anchors-only``); in a process it runs on another
-core. The worker writes through its own connection to the store; at close the pipeline
+core (0.93 measured; docs/ARCHITECTURE.md). The worker writes through its own connection to the store; at close the pipeline
 waits for it (off the reactor) and adds its counters to the crawl's stats
 (``mirrorscope/anchor_bags/*``). Pairs and CENTER clusters are not computed here:
 ``mirror-report detect`` recomputes everything offline (``crawler.similar``). Off with
