@@ -352,11 +352,12 @@ def test_similar_urls_pair_mirrored_pages_by_their_anchor_bags(sandbox: Sandbox,
 
 
 def test_anchor_bag_pipeline_keeps_signatures_during_the_crawl(sandbox: Sandbox, sqlite_url: str, tmp_path: Path) -> None:
-    """Small batches and flushes every 40 pages: many incremental flushes and snapshots;
-    every URL with a bag ends up with a signature, and similar finds mirrors from them."""
+    """A flush after every page: the first snapshot sees one page's links, so it is
+    retaken as the bags double; every URL with a bag ends up with a signature, and
+    similar finds mirrors from them."""
     from crawler.similar import bags_from_store, similar_urls, stored_signatures
 
-    result = crawl(sandbox, sqlite_url, "-s", "ANCHOR_BAGS_BATCH_SIZE=8", "-s", "ANCHOR_BAGS_FLUSH_PAGES=40", "-s", "LOG_LEVEL=INFO")
+    result = crawl(sandbox, sqlite_url, "-s", "ANCHOR_BAGS_BATCH_SIZE=1", "-s", "ANCHOR_BAGS_FLUSH_PAGES=1", "-s", "LOG_LEVEL=INFO")
     assert "mirrorscope/anchor_bags/snapshots" in result.stderr
     store = Store(sqlite_url)
     urls, signatures = stored_signatures(store)
