@@ -102,6 +102,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_db(similar)
     similar.add_argument("--limit", type=int, default=10)
     similar.add_argument("--format", choices=("table", "json"), default="table")
+    similar.add_argument(
+        "--recompute", action="store_true",
+        help="first rebuild every anchor bag, signature, similar pair and cluster from the store and store them (as detect does)",
+    )
 
     db = commands.add_parser("db", help="database schema")
     db.add_argument("action", choices=("upgrade", "current"))
@@ -249,12 +253,15 @@ def cmd_detect(args: argparse.Namespace) -> int:
     if not 0.0 < args.threshold <= 1.0:
         raise UsageError(f"--threshold must be in (0, 1], not {args.threshold}")
     from crawler.mirrors import detect_mirrors
+    from crawler.similar import recompute_anchor_bags
 
     store = _open_store(args.db)
     console = Console(stderr=True)
     try:
         with console.status("clustering near-duplicate pages") as status:
             summary = detect_duplicates(store, args.threshold, progress=lambda text: status.update(safe_text(text)))
+            status.update("anchor bags: signatures, similar URL pairs, CENTER clusters")
+            anchors = recompute_anchor_bags(store, progress=lambda text: status.update(safe_text(text)))
             status.update("ranking and validating mirror candidates on stored sketches")
             mirrors = detect_mirrors(store)
     finally:
@@ -265,6 +272,10 @@ def cmd_detect(args: argparse.Namespace) -> int:
             found = summary[method]
             console.print(f"{method}: {found['clusters']} clusters holding {found['pages_in_clusters']} of {summary['pages']} pages ({found['pairs']} pairs)")
     console.print(f"containment pairs: {summary['containment_pairs']}")
+    console.print(
+        f"anchor bags: {anchors['bags']} URLs, {anchors['pairs']} similar pairs, "
+        f"{anchors['clusters']} CENTER clusters holding {anchors['urls_in_clusters']} URLs"
+    )
     return 0
 
 
@@ -284,11 +295,13 @@ def cmd_duplicates(args: argparse.Namespace) -> int:
 
 def cmd_similar(args: argparse.Namespace) -> int:
     from crawler.hosts import normalize_url
-    from crawler.similar import similar_urls
+    from crawler.similar import recompute_anchor_bags, similar_urls
 
     url = normalize_url("", args.url) or args.url
     store = _open_store(args.db)
     try:
+        if args.recompute:
+            recompute_anchor_bags(store)
         found = similar_urls(store, url, args.limit)
     finally:
         store.close()

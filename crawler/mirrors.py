@@ -144,13 +144,25 @@ class MirrorRound:
     graph: MirrorGraph = field(default_factory=MirrorGraph)
     decided: dict[tuple[str, str], tuple[CandidatePair, MirrorVerdict]] = field(default_factory=dict)
     inferred: dict[tuple[str, str], tuple[CandidatePair, str]] = field(default_factory=dict)
+    #: (host, host) per cross-host URL pair with matching anchor bags: an extra vote for
+    #: candidate pairs (``detectors.mirror_candidates``); None: no such evidence.
+    anchor_hosts: list[tuple[str, str]] | None = None
+
+    def candidates(self, profiles: dict[str, HostProfile]) -> list[CandidatePair]:
+        """Candidate pairs over ``profiles``, with the anchor-bag vote when there is one."""
+        votes = None
+        if self.anchor_hosts is not None:
+            index = {name: i for i, name in enumerate(profiles)}
+            known = [(index[a], index[b]) for a, b in self.anchor_hosts if a in index and b in index]
+            votes = ([a for a, _ in known], [b for _, b in known])
+        return candidate_pairs(list(profiles.values()), self.candidates_per_host, anchor_pairs=votes)
 
     def run(self, view: HostView) -> list[tuple[str, str]]:
         """Judge every candidate whose sampled paths are all known; return the (host,
         path) fetches the others still need."""
         profiles = {p.name: p for p in view.profiles()}
         wanted: list[tuple[str, str]] = []
-        for pair in candidate_pairs(list(profiles.values()), self.candidates_per_host):
+        for pair in self.candidates(profiles):
             key = (location(pair.a, pair.prefix_a), location(pair.b, pair.prefix_b))
             if key in self.decided:
                 continue
@@ -171,7 +183,7 @@ class MirrorRound:
     def finish(self, view: HostView) -> None:
         """Judge what is still pending with what is known (unknown paths stay unknown)."""
         profiles = {p.name: p for p in view.profiles()}
-        for pair in candidate_pairs(list(profiles.values()), self.candidates_per_host):
+        for pair in self.candidates(profiles):
             key = (location(pair.a, pair.prefix_a), location(pair.b, pair.prefix_b))
             if key in self.decided or key in self.inferred:
                 continue
@@ -214,10 +226,28 @@ class MirrorRound:
         return pairs, clusters
 
 
+#: Anchor-bag similarity at which two URLs on different hosts vote for their hosts.
+ANCHOR_MATCH = 0.5
+
+
+def anchor_host_pairs(store: Store, threshold: float = ANCHOR_MATCH) -> list[tuple[str, str]]:
+    """(host, host) of every stored similar URL pair (``mirror-report detect``'s anchor
+    bags) across two hosts with similarity at least ``threshold``."""
+    pairs = []
+    for row in store.anchor_pairs():
+        if row["similarity"] < threshold:
+            break  # most similar first
+        a, b = urlsplit(row["url_a"]).netloc, urlsplit(row["url_b"]).netloc
+        if a and b and a != b:
+            pairs.append((a, b))
+    return pairs
+
+
 def detect_mirrors(store: Store, sample: int = 20) -> dict[str, Any]:
-    """Offline: rank, validate on stored sketches only, infer, and persist."""
+    """Offline: rank (with the stored anchor-bag pairs as an extra vote), validate on
+    stored sketches only, infer, and persist."""
     view = HostView.from_store(store)
-    rounds = MirrorRound(sample=sample)
+    rounds = MirrorRound(sample=sample, anchor_hosts=anchor_host_pairs(store) or None)
     rounds.finish(view)
     pairs, clusters = rounds.rows(view)
     store.replace_mirrors(pairs, clusters)

@@ -1,41 +1,173 @@
-"""Similar URLs by how others link to them (``mirror-report similar URL``).
+"""Similar URLs by how others link to them: the offline pass over anchor bags and
+``mirror-report similar URL``.
 
-Anchor-based bags (Haveliwala, Gionis, Indyk 2000; ``detectors.anchors``) built from the
-store: every stored link's anchor text and word windows, plus each fetched page's title.
-A URL need not have been fetched to have a bag. The bags are recomputed from the store on
-each call (an offline pass); keeping them up to date during the crawl is not built yet.
+Anchor-based bags (Haveliwala, Gionis, Indyk, "Scalable techniques for clustering the
+Web", WebDB 2000; ``detectors.anchors``) built from the store: every stored link's
+anchor text and word windows, plus each fetched page's title. A URL need not have been
+fetched to have a bag.
+
+* ``recompute_anchor_bags`` (``mirror-report detect``, ``mirror-report similar
+  --recompute``): the full recompute. Bags of every URL, one idf snapshot over all of
+  them, m = 80 MH values each, ExtractSimilarPairs by sorting (k = 3, l = 125, pairs
+  agreeing on >= 20%; ``detectors.anchor_lsh``), CENTER clusters over the pairs by
+  descending similarity (``detectors.center``); signatures, pairs and clusters replace
+  what the store held.
+* During a crawl ``crawler.anchor_bags.AnchorBagPipeline`` keeps the stored signatures
+  of the bags new links touch up to date (against a snapshot retaken as the crawl
+  doubles), without pairs or clusters.
+* ``similar_urls`` scans the stored signatures made with the current parameters when
+  the URL has one, and otherwise recomputes every bag from the store (nothing stored).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from detectors.anchor_lsh import similar_to
-from detectors.anchors import DEFAULT_PARAMS, BagBuilder, Idf, minhash_signatures, multiplicities
+import numpy as np
+
+from detectors.anchor_lsh import similar_pairs, similar_to
+from detectors.anchors import DEFAULT_PARAMS, AnchorParams, ChangedSignatures, UrlBags
+from detectors.center import center_clusters
 from storage.store import Store
 
 
-def similar_urls(store: Store, url: str, limit: int = 10) -> list[dict[str, Any]] | None:
+def bags_from_store(store: Store, params: AnchorParams = DEFAULT_PARAMS) -> UrlBags:
+    """Every stored link and title fed once into URL-keyed bags."""
+    bags = UrlBags(params)
+    links = store.link_fragments()
+    for start in range(0, len(links), 50_000):
+        targets, anchors, befores, afters = zip(*links[start : start + 50_000])
+        bags.add_links(targets, anchors, befores, afters)
+    for url, title in store.page_titles():
+        bags.add_title(url, title)
+    return bags
+
+
+def signature_rows(changed: ChangedSignatures, params: AnchorParams = DEFAULT_PARAMS) -> list[dict[str, Any]]:
+    """Store rows (``anchor_signatures`` columns) of freshly computed signatures."""
+    data = changed.signatures.astype("<u4", copy=False)
+    return [
+        {
+            "url": url, "m": params.m, "seed": params.seed, "window": params.window, "scale": params.scale,
+            "cap": params.cap, "idf_bags": changed.idf.n_bags, "terms": int(terms), "data": row.tobytes(),
+        }
+        for url, terms, row in zip(changed.urls, changed.terms.tolist(), data)
+    ]
+
+
+def recompute_anchor_bags(
+    store: Store, params: AnchorParams = DEFAULT_PARAMS, progress: Callable[[str], None] | None = None
+) -> dict[str, Any]:
+    """The full offline recompute (see the module docstring); returns counts."""
+    say = progress or (lambda _: None)
+    bags = bags_from_store(store, params)
+    say(f"{len(bags)} anchor bags built")
+    changed = bags.changed_signatures()
+    store.write_anchor_signatures(signature_rows(changed, params), replace_all=True)
+    say(f"{len(changed.urls)} anchor signatures stored")
+    pairs = similar_pairs(changed.signatures, params.k, params.l, params.min_agreement, params.max_group, params.lsh_seed)
+    centres = center_clusters(len(changed.urls), pairs.first, pairs.second, pairs.similarity)
+    urls = changed.urls
+    pair_rows = []
+    for i, j, s in zip(pairs.first.tolist(), pairs.second.tolist(), pairs.similarity.tolist()):
+        a, b = sorted((urls[i], urls[j]))
+        pair_rows.append((a, b, round(s, 4)))
+    members = np.flatnonzero(centres != np.arange(centres.size))
+    heads = np.unique(centres[members])
+    sizes = np.bincount(np.searchsorted(heads, centres[members]), minlength=heads.size) + 1
+    # Clusters numbered largest first, then by their centre's URL.
+    order = sorted(range(heads.size), key=lambda h: (-int(sizes[h]), urls[int(heads[h])]))
+    number = {int(heads[h]): n for n, h in enumerate(order, 1)}
+    cluster_rows = [(urls[c], number[c], True) for c in number]
+    cluster_rows += [(urls[m], number[int(centres[m])], False) for m in members.tolist()]
+    store.replace_anchor_clusters(pair_rows, cluster_rows)
+    return {"bags": len(urls), "pairs": len(pair_rows), "clusters": len(number), "urls_in_clusters": len(cluster_rows)}
+
+
+def stored_signatures(store: Store, params: AnchorParams = DEFAULT_PARAMS) -> tuple[list[str], np.ndarray]:
+    """URLs and (n, m) uint32 signatures stored with ``params``."""
+    urls, blobs = store.anchor_signature_blobs(params.m, params.seed, params.window, params.scale, params.cap)
+    signatures = np.frombuffer(b"".join(blobs), dtype="<u4").astype(np.uint32).reshape(len(urls), params.m)
+    return urls, signatures
+
+
+def similar_urls(store: Store, url: str, limit: int = 10, params: AnchorParams = DEFAULT_PARAMS) -> list[dict[str, Any]] | None:
     """The ``limit`` URLs whose anchor bags are most like ``url``'s, best first; None when
     the store has no bag for ``url`` (no link to it and no title)."""
-    ids: dict[str, int] = {}
-    builder = BagBuilder(DEFAULT_PARAMS.window)
-    for link in store.links():
-        builder.add_fragment(ids.setdefault(link["target_url"], len(ids)), link["anchor"], link["before"], link["after"])
-    for page in store.pages():
-        if page["title"]:
-            builder.add_title(ids.setdefault(page["url"], len(ids)), page["title"])
-    if url not in ids:
-        return None
-    bags = builder.bags()
-    keys = builder.vocabulary.keys
-    weighted = multiplicities(bags, keys, Idf.of(bags, keys), DEFAULT_PARAMS.scale, DEFAULT_PARAMS.cap)
-    signatures = minhash_signatures(weighted, keys, DEFAULT_PARAMS.m, DEFAULT_PARAMS.seed)
-    urls = {bag_id: u for u, bag_id in ids.items()}
-    row_of = {int(b): r for r, b in enumerate(bags.bag_ids.tolist())}
-    target = row_of.get(ids[url])
-    if target is None:
-        return None
-    rows, similarity = similar_to(signatures[target], signatures, DEFAULT_PARAMS.min_agreement)
-    found = [(int(r), float(s)) for r, s in zip(rows, similarity) if int(r) != target]
-    return [{"url": urls[int(bags.bag_ids[r])], "similarity": round(s, 4)} for r, s in found[:limit]]
+    stored = store.anchor_signature(url)
+    if stored is not None and (stored["m"], stored["seed"], stored["window"], stored["scale"], stored["cap"]) == (
+        params.m, params.seed, params.window, params.scale, params.cap
+    ):
+        urls, signatures = stored_signatures(store, params)
+        target = urls.index(url)
+    else:
+        changed = bags_from_store(store, params).changed_signatures()
+        if url not in changed.urls:
+            return None
+        urls, signatures = changed.urls, changed.signatures
+        target = urls.index(url)
+    rows, similarity = similar_to(signatures[target], signatures, params.min_agreement)
+    found = [(r, s) for r, s in zip(rows.tolist(), similarity.tolist()) if r != target]
+    return [{"url": urls[r], "similarity": round(s, 4)} for r, s in found[:limit]]
+
+
+def maintain_bags(database_url: str, params: AnchorParams, flush_pages: int, resumed: bool, inbox: Any, outbox: Any) -> None:
+    """The crawl's anchor-bag worker, run in a process of its own
+    (``crawler.anchor_bags.AnchorBagPipeline``): takes messages from ``inbox`` until
+    ``("close",)``, then puts its counters (or ``{"error": text}``) on ``outbox``.
+
+    ``("pages", targets, anchors, befores, afters, titles, pages)``: one entry per link,
+    (URL, title) pairs and the number of pages they came from; ``("flush",)``: store the signatures of the bags changed since the
+    last flush (also every ``flush_pages`` pages and at close). A resumed crawl first
+    rebuilds the bags of what the store holds.
+    """
+    import time
+    import traceback
+
+    stats: dict[str, float] = {
+        "absorb_cpu_seconds": 0.0, "flush_seconds": 0.0, "signatures_written": 0, "snapshots": 0, "urls": 0, "pages": 0,
+    }
+    store = None
+    try:
+        store = Store(database_url, migrate=False)
+        bags = bags_from_store(store, params) if resumed else UrlBags(params)
+        since = 0
+
+        def flush() -> None:
+            started = time.monotonic()
+            changed = bags.changed_signatures()
+            if changed.urls:
+                store.write_anchor_signatures(signature_rows(changed, params))
+            stats["signatures_written"] += len(changed.urls)
+            stats["snapshots"] += int(changed.refreshed)
+            stats["flush_seconds"] += time.monotonic() - started
+
+        while True:
+            message = inbox.get()
+            if message[0] == "pages":
+                started = time.process_time()
+                targets, anchors, befores, afters, titles, pages = message[1:]
+                if targets:
+                    bags.add_links(targets, anchors, befores, afters)
+                for url, title in titles:
+                    bags.add_title(url, title)
+                stats["absorb_cpu_seconds"] += time.process_time() - started
+                stats["pages"] += pages
+                since += pages
+                if since >= flush_pages:
+                    since = 0
+                    flush()
+            elif message[0] == "flush":
+                since = 0
+                flush()
+            elif message[0] == "close":
+                flush()
+                break
+        stats["urls"] = len(bags)
+        outbox.put({name: round(value, 3) if isinstance(value, float) else value for name, value in stats.items()})
+    except Exception:
+        outbox.put({"error": traceback.format_exc(limit=5)})
+    finally:
+        if store is not None:
+            store.close()

@@ -28,6 +28,20 @@ ranks it high. Since the combined score never exceeds a pair's best feature scor
 with no feature score reaching ``min_score`` are dropped before they are combined, which
 keeps the union small. ``feature_rankings`` ranks by each feature set alone, for
 per-feature precision and recall at rank k.
+
+**Anchor bags as an extra vote.** Haveliwala, Gionis and Indyk (WebDB 2000) find
+replicated URLs by how others link to them (``detectors.anchors``), before and without
+fetching them. ``candidate_pairs`` optionally takes such evidence: one (host a, host b)
+row per cross-host URL pair whose anchor bags match. A host pair's ``anchors`` score is
+its matching URL pairs over the smaller host's path count, at most 1, and it votes
+without ever lowering a pair:
+
+    score' = score + anchor_vote * anchors * (1 - score),   anchor_vote = 0.3,
+
+so a pair that only anchors point at becomes a candidate once ``anchor_vote * anchors``
+reaches ``min_score`` (half of the smaller host's paths matched), and a pair already
+ranked moves up. Without the evidence (``anchor_pairs=None``) nothing changes, and
+``features`` gains an ``anchors`` entry only when it is given.
 """
 
 from __future__ import annotations
@@ -36,12 +50,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from detectors.mirror_features import FEATURES, HostProfile, MirrorParams, all_feature_scores
 
-__all__ = ["DEFAULT_MIRROR_PARAMS", "CandidatePair", "candidate_pairs", "feature_rankings"]
+__all__ = ["ANCHOR_VOTE", "DEFAULT_MIRROR_PARAMS", "CandidatePair", "candidate_pairs", "feature_rankings"]
 
 DEFAULT_MIRROR_PARAMS = MirrorParams()
+#: Weight of the anchor-bag vote (module docstring).
+ANCHOR_VOTE = 0.3
 
 
 @dataclass(frozen=True)
@@ -94,7 +111,31 @@ def _lookup(keys: np.ndarray, wanted: np.ndarray) -> np.ndarray:
     return np.where(keys[at] == wanted, at, -1)
 
 
-def _evidence(profiles: Sequence[HostProfile], params: MirrorParams, min_score: float) -> _Evidence:
+def _anchor_scores(profiles: Sequence[HostProfile], anchor_pairs: tuple[ArrayLike, ArrayLike]) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted host-pair keys ``a * n + b`` (a < b) and their anchor scores: matching URL
+    pairs over the smaller host's path count, at most 1."""
+    n = np.int64(len(profiles))
+    first = np.asarray(anchor_pairs[0], dtype=np.int64).ravel()
+    second = np.asarray(anchor_pairs[1], dtype=np.int64).ravel()
+    if first.shape != second.shape:
+        raise ValueError("anchor_pairs' two arrays differ in length")
+    if first.size and (min(first.min(), second.min()) < 0 or max(first.max(), second.max()) >= n):
+        raise ValueError(f"anchor_pairs hold host indexes outside [0, {n})")
+    cross = first != second
+    low, high = np.minimum(first, second)[cross], np.maximum(first, second)[cross]
+    keys, counts = np.unique(low * n + high, return_counts=True)
+    paths = np.array([len(set(p.paths)) for p in profiles], np.int64)
+    smaller = np.minimum(paths[keys // n], paths[keys % n]) if n else np.zeros(0, np.int64)
+    return keys, np.minimum(counts / np.maximum(smaller, 1), 1.0)
+
+
+def _evidence(
+    profiles: Sequence[HostProfile],
+    params: MirrorParams,
+    min_score: float,
+    anchor_pairs: tuple[ArrayLike, ArrayLike] | None = None,
+    anchor_vote: float = ANCHOR_VOTE,
+) -> _Evidence:
     n = np.int64(len(profiles))
     scores, aligned = all_feature_scores(profiles, params)
     sorted_keys, sorted_scores = {}, {}
@@ -103,9 +144,14 @@ def _evidence(profiles: Sequence[HostProfile], params: MirrorParams, min_score: 
         order = np.argsort(keys, kind="stable")
         sorted_keys[name], sorted_scores[name] = keys[order], pairs.score[order]
     # The combined score is a weighted mean of a pair's scores, never above the largest:
-    # a pair none of whose scores reaches min_score cannot reach it either.
+    # a pair none of whose scores reaches min_score cannot reach it either. The anchor
+    # vote can lift such a pair, so every pair with anchor evidence joins the union.
+    voted = [np.zeros(0, np.int64)]
+    if anchor_pairs is not None:
+        sorted_keys["anchors"], sorted_scores["anchors"] = _anchor_scores(profiles, anchor_pairs)
+        voted.append(sorted_keys["anchors"])
     union = np.unique(
-        np.concatenate([np.zeros(0, np.int64)] + [sorted_keys[f][sorted_scores[f] >= min_score] for f in FEATURES])
+        np.concatenate(voted + [sorted_keys[f][sorted_scores[f] >= min_score] for f in FEATURES])
     )
     dense = {}
     for name in FEATURES:
@@ -119,6 +165,11 @@ def _evidence(profiles: Sequence[HostProfile], params: MirrorParams, min_score: 
     content_counts = has_content[a] & has_content[b]
     total = sum(weights.values()) - weights["content"] * ~content_counts
     combined = sum(weights[name] * dense[name] for name in FEATURES) / np.where(total > 0, total, 1.0)
+    if anchor_pairs is not None:
+        at = _lookup(sorted_keys["anchors"], union)
+        dense["anchors"] = np.zeros(union.size)
+        dense["anchors"][at >= 0] = sorted_scores["anchors"][at[at >= 0]]
+        combined = combined + anchor_vote * dense["anchors"] * (1.0 - np.clip(combined, 0.0, 1.0))
     # Sums run in an order that follows the input's; rounding keeps ties tied.
     combined = np.round(np.clip(combined, 0.0, 1.0), 12)
     dense = {name: np.round(column, 12) for name, column in dense.items()}
@@ -169,7 +220,7 @@ def _pairs(
                 prefix_a=prefix_a,
                 prefix_b=prefix_b,
                 score=float(score[i]),
-                features={name: float(evidence.scores[name][i]) for name in FEATURES},
+                features={name: float(column[i]) for name, column in evidence.scores.items()},
                 pages_a=pages_a,
                 pages_b=pages_b,
                 shared_paths=int(evidence.shared[i]),
@@ -186,13 +237,21 @@ def candidate_pairs(
     *,
     min_score: float = 0.15,
     params: MirrorParams = DEFAULT_MIRROR_PARAMS,
+    anchor_pairs: tuple[ArrayLike, ArrayLike] | None = None,
+    anchor_vote: float = ANCHOR_VOTE,
 ) -> list[CandidatePair]:
-    """Host pairs worth validating, best first, with their aligned prefixes and evidence."""
+    """Host pairs worth validating, best first, with their aligned prefixes and evidence.
+
+    ``anchor_pairs``: optional (first, second) arrays of indexes into ``profiles``, one
+    row per cross-host URL pair with matching anchor bags (the extra vote of the module
+    docstring, weighted ``anchor_vote`` in [0, 1])."""
     if max_candidates_per_host < 1:
         raise ValueError("max_candidates_per_host must be at least 1")
     if not 0.0 <= min_score <= 1.0:
         raise ValueError("min_score must be in [0, 1]")
-    evidence = _evidence(profiles, params, min_score)
+    if not 0.0 <= anchor_vote <= 1.0:
+        raise ValueError("anchor_vote must be in [0, 1]")
+    evidence = _evidence(profiles, params, min_score, anchor_pairs, anchor_vote)
     strong = np.flatnonzero(evidence.combined >= min_score)
     chosen = _best_per_host(evidence, strong, evidence.combined, max_candidates_per_host)
     return _pairs(profiles, evidence, chosen, evidence.combined)

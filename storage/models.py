@@ -223,3 +223,43 @@ class HostVerdict(Base):
     reasons: Mapped[list[str]] = mapped_column(JSON)
     features: Mapped[dict[str, Any]] = mapped_column(JSON)
     detected_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class AnchorSignature(Base):
+    """A URL's anchor-bag MH signature (``detectors.anchors``): ``m`` uint32 min-hash
+    values, little-endian, in ``data``, with the parameters and the idf snapshot's size
+    (``idf_bags``) they were made with; ``terms`` counts the bag's distinct terms."""
+
+    __tablename__ = "anchor_signatures"
+
+    url: Mapped[str] = mapped_column(Text, primary_key=True)
+    m: Mapped[int] = mapped_column(Integer)
+    seed: Mapped[int] = mapped_column(BigInteger)
+    window: Mapped[int] = mapped_column(Integer)
+    scale: Mapped[float] = mapped_column(Float)
+    cap: Mapped[int] = mapped_column(Integer)
+    idf_bags: Mapped[int] = mapped_column(BigInteger)
+    terms: Mapped[int] = mapped_column(Integer)
+    data: Mapped[bytes] = mapped_column(LargeBinary)
+    computed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class AnchorPair(Base):
+    """Two URLs whose anchor-bag signatures agree on at least the filter's share
+    (``url_a < url_b``); ``similarity`` is the agreeing fraction."""
+
+    __tablename__ = "anchor_pairs"
+
+    url_a: Mapped[str] = mapped_column(Text, primary_key=True)
+    url_b: Mapped[str] = mapped_column(Text, primary_key=True, index=True)
+    similarity: Mapped[float] = mapped_column(Float)
+
+
+class AnchorCluster(Base):
+    """Membership of a URL in a CENTER cluster of anchor bags; ``is_center`` marks the centre."""
+
+    __tablename__ = "anchor_clusters"
+
+    url: Mapped[str] = mapped_column(Text, primary_key=True)
+    cluster: Mapped[int] = mapped_column(Integer, index=True)
+    is_center: Mapped[bool] = mapped_column(Boolean)

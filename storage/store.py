@@ -16,6 +16,9 @@ from sqlalchemy.orm import aliased
 
 from storage.db import ensure_schema, make_engine
 from storage.models import (
+    AnchorCluster,
+    AnchorPair,
+    AnchorSignature,
     Containment,
     CrawlRun,
     DuplicateCluster,
@@ -32,6 +35,7 @@ from storage.models import (
 from storage.records import PageRecord
 
 _IN_CHUNK = 500  # bound parameters per IN (...) list: far below every backend's limit
+_ANCHOR_SIGNATURE_COLUMNS = ("m", "seed", "window", "scale", "cap", "idf_bags", "terms", "data", "computed_at")
 _PAGE_COLUMNS = (
     "host_id", "crawl_run_id", "path", "depth", "status", "outcome", "error", "content_type",
     "length", "fetched_at", "fingerprint", "title", "redirect_to", "duplicate_kind", "duplicate_score",
@@ -371,6 +375,88 @@ class Store:
         )
         with self.engine.connect() as conn:
             return [tuple(r) for r in conn.execute(query)]
+
+    # -- anchor bags (detectors.anchors) -------------------------------------------------
+
+    def link_fragments(self) -> list[tuple[str, str, str, str]]:
+        """(target URL, anchor, before, after) of every stored link, in storage order:
+        what anchor bags are built from (no joins)."""
+        query = select(Link.target_url, Link.anchor, Link.before, Link.after).order_by(Link.id)
+        with self.engine.connect() as conn:
+            return [tuple(r) for r in conn.execute(query)]
+
+    def page_titles(self) -> list[tuple[str, str]]:
+        """(URL, title) of every page with a non-empty title, by page id."""
+        query = select(Page.url, Page.title).where(Page.title.is_not(None), Page.title != "").order_by(Page.id)
+        with self.engine.connect() as conn:
+            return [tuple(r) for r in conn.execute(query)]
+
+    def write_anchor_signatures(self, rows: Sequence[dict[str, Any]], replace_all: bool = False) -> None:
+        """Insert or update anchor-bag signatures by URL (rows of ``anchor_signatures``
+        columns, ``seed`` unsigned, ``computed_at`` optional), in one transaction; with
+        ``replace_all`` every other stored signature is dropped first."""
+        now = _now()
+        values = [dict(r, seed=to_signed64(r["seed"]), computed_at=r.get("computed_at") or now) for r in rows]
+        with self.engine.begin() as conn:
+            if replace_all:
+                conn.execute(delete(AnchorSignature))
+            for chunk in _chunks(values, 5000):
+                self._upsert(conn, AnchorSignature.__table__, list(chunk), "url", _ANCHOR_SIGNATURE_COLUMNS)
+
+    def anchor_signature_blobs(self, m: int, seed: int, window: int, scale: float, cap: int) -> tuple[list[str], list[bytes]]:
+        """URLs and signature bytes of the signatures made with these parameters, by URL."""
+        query = (
+            select(AnchorSignature.url, AnchorSignature.data)
+            .where(
+                AnchorSignature.m == m, AnchorSignature.seed == to_signed64(seed), AnchorSignature.window == window,
+                AnchorSignature.scale == scale, AnchorSignature.cap == cap,
+            )
+            .order_by(AnchorSignature.url)
+        )
+        with self.engine.connect() as conn:
+            rows = conn.execute(query).all()
+        return [r[0] for r in rows], [bytes(r[1]) for r in rows]
+
+    def anchor_signature(self, url: str) -> dict[str, Any] | None:
+        """The stored signature row of ``url`` (``seed`` unsigned), or None."""
+        with self.engine.connect() as conn:
+            row = conn.execute(select(*AnchorSignature.__table__.c).where(AnchorSignature.url == url)).mappings().first()
+        if row is None:
+            return None
+        return dict(row) | {"seed": from_signed64(row["seed"]), "data": bytes(row["data"])}
+
+    def replace_anchor_clusters(self, pairs: Sequence[tuple[str, str, float]], members: Sequence[tuple[str, int, bool]]) -> None:
+        """Replace the similar URL pairs (url a, url b, similarity) and the CENTER cluster
+        memberships (url, cluster, is centre)."""
+        with self.engine.begin() as conn:
+            conn.execute(delete(AnchorPair))
+            conn.execute(delete(AnchorCluster))
+            for chunk in _chunks([{"url_a": a, "url_b": b, "similarity": s} for a, b, s in pairs], 5000):
+                conn.execute(insert(AnchorPair), list(chunk))
+            for chunk in _chunks([{"url": u, "cluster": c, "is_center": centre} for u, c, centre in members], 5000):
+                conn.execute(insert(AnchorCluster), list(chunk))
+
+    def anchor_pairs(self, url: str | None = None) -> list[dict[str, Any]]:
+        """Similar URL pairs (of ``url`` when given), most similar first."""
+        query = select(AnchorPair.url_a, AnchorPair.url_b, AnchorPair.similarity).order_by(
+            AnchorPair.similarity.desc(), AnchorPair.url_a, AnchorPair.url_b
+        )
+        if url is not None:
+            query = query.where((AnchorPair.url_a == url) | (AnchorPair.url_b == url))
+        with self.engine.connect() as conn:
+            return [dict(r) for r in conn.execute(query).mappings()]
+
+    def anchor_clusters(self) -> list[list[dict[str, Any]]]:
+        """CENTER clusters, largest first, each centre first then members by URL."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(AnchorCluster.cluster, AnchorCluster.url, AnchorCluster.is_center)
+                .order_by(AnchorCluster.cluster, AnchorCluster.is_center.desc(), AnchorCluster.url)
+            ).all()
+        clusters: dict[int, list[dict[str, Any]]] = {}
+        for cluster, url, centre in rows:
+            clusters.setdefault(cluster, []).append({"url": url, "is_center": bool(centre)})
+        return sorted(clusters.values(), key=lambda members: (-len(members), members[0]["url"]))
 
     # -- reads --------------------------------------------------------------------------
 

@@ -32,6 +32,7 @@ from detectors.anchors import (
     BagBuilder,
     Bags,
     Idf,
+    UrlBags,
     Vocabulary,
     bags_from_arrays,
     cluster_bags,
@@ -73,6 +74,10 @@ def test_fragment_window_cuts_page_words_then_drops_stopwords() -> None:
     ]
     assert fragment_terms("python docs", before, after, window=2) == ["w10", "python", "docs", "a1"]
     assert fragment_terms("python docs", before, after, window=0) == ["python", "docs"]
+    # Fewer words than the window before the anchor (an anchor near the start of a
+    # page): all of them, not only the last len - window.
+    assert fragment_terms("json", "re os json", "x") == ["re", "os", "json", "json"]
+    assert fragment_terms("go", "alpha beta gamma delta epsilon", "", window=8) == ["alpha", "beta", "gamma", "delta", "epsilon", "go"]
     # One-character words and stopwords go; empty and blank inputs give nothing.
     assert fragment_terms("x y zz", "", "") == ["zz"]
     assert fragment_terms("", "", "") == []
@@ -527,7 +532,7 @@ def test_incremental_builder_recomputes_only_touched_bags() -> None:
 
 def test_builder_merges_rows_without_changing_bags() -> None:
     rng = np.random.default_rng(10)
-    builder = BagBuilder(window=4)
+    builder = BagBuilder(window=4, merge_floor=1 << 16)
     links = random_links(rng, list(range(500)), 9000)  # ~ 90,000 rows: merged once or more
     rows: list[tuple[int, str]] = []
     for url, anchor, before, after in links:
@@ -542,6 +547,70 @@ def test_builder_merges_rows_without_changing_bags() -> None:
     assert builder.changed().tolist() == sorted({url for url, *_ in links})
     builder.add_fragment(3, "late", "", "")
     assert builder.changed().tolist() == [3]
+
+
+def bag_words(builder: BagBuilder) -> dict[int, dict[str, int]]:
+    terms = builder.vocabulary.terms()
+    return {bag: {terms[t]: c for t, c in counts.items()} for bag, counts in bag_dict(builder.bags()).items()}
+
+
+@pytest.mark.parametrize("window", [8, 3, 1, 0])
+def test_add_fragments_equals_add_fragment_link_by_link(window: int) -> None:
+    rng = np.random.default_rng(11 + window)
+    # Stopwords, one-character words, empty fields and fields longer than the window.
+    vocab = np.array(["the", "of", "a", "x", "python", "docs", "module", "home", "and", "zz", "os", "json", "é"])
+
+    def words(most: int) -> str:
+        return " ".join(rng.choice(vocab, int(rng.integers(0, most + 1))))
+
+    links = [(int(rng.integers(0, 40)), words(4), words(12), words(12)) for _ in range(3000)]
+    one, many = BagBuilder(window), BagBuilder(window)
+    for link in links:
+        one.add_fragment(*link)
+    for start in range(0, len(links), 700):  # several batches
+        many.add_fragments(*zip(*links[start : start + 700]))
+    assert bag_words(many) == bag_words(one)
+    assert many.changed().tolist() == one.changed().tolist()
+    # Inputs holding the marker characters go link by link, with the same result.
+    odd = [(1, "odd \x02 anchor", "be\x03fore words", "after"), (2, "", "", "")]
+    one.add_fragments(*zip(*odd))
+    for link in odd:
+        many.add_fragment(*link)
+    assert bag_words(many) == bag_words(one)
+    with pytest.raises(ValueError):
+        one.add_fragments([1, 2], ["a"], ["b"], ["c"])
+
+
+def test_url_bags_give_full_recompute_signatures_and_retake_the_snapshot_on_doubling() -> None:
+    rng = np.random.default_rng(12)
+    urls = [f"http://h{i % 3}.test/p{i}" for i in range(60)]
+    links = [(urls[int(i)], a, b, f) for i, a, b, f in random_links(rng, list(range(30)), 400)]
+    bags = UrlBags()
+    bags.add_links(*zip(*links))
+    bags.add_title(urls[0], "Welcome page")
+    first = bags.changed_signatures()
+    assert first.refreshed and sorted(first.urls) == sorted(set(urls[:30]))
+    # The first call is the full recompute: cluster_bags over the same bags.
+    full = cluster_bags(bags.builder.bags(), bags.builder.vocabulary.keys)
+    assert (first.signatures == full.signatures).all()
+    assert first.terms.tolist() == bags.builder.bags().sizes.tolist()
+    # Links to a few known URLs: only those come back, against the same snapshot.
+    more = [(urls[int(i)], a, b, f) for i, a, b, f in random_links(rng, [2, 5, 29], 20)]
+    bags.add_links(*zip(*more))
+    second = bags.changed_signatures()
+    assert not second.refreshed and sorted(second.urls) == sorted({urls[2], urls[5], urls[29]})
+    assert second.idf is first.idf
+    assert bags.changed_signatures().urls == []
+    # The bag count doubles (30 new URLs): the snapshot is retaken and every bag signed.
+    late = [(urls[int(i)], a, b, f) for i, a, b, f in random_links(rng, list(range(30, 60)), 300)]
+    bags.add_links(*zip(*late))
+    assert bags.stale()
+    third = bags.changed_signatures()
+    assert third.refreshed and len(third.urls) == 60 and third.idf.n_bags == 60
+    again = cluster_bags(bags.builder.bags(), bags.builder.vocabulary.keys)
+    assert (third.signatures == again.signatures).all()
+    with pytest.raises(ValueError):
+        UrlBags(growth=1.0)
 
 
 # --- hostile inputs --------------------------------------------------------------------------------

@@ -356,6 +356,39 @@ def test_similar_urls_pair_mirrored_pages_by_their_anchor_bags(sandbox: Sandbox,
     store.close()
 
 
+def test_anchor_bag_pipeline_keeps_signatures_during_the_crawl(sandbox: Sandbox, sqlite_url: str, tmp_path: Path) -> None:
+    """A flush after every page: the first snapshot sees one page's links, so it is
+    retaken as the bags double; every URL with a bag ends up with a signature, and
+    similar finds mirrors from them."""
+    from crawler.similar import bags_from_store, similar_urls, stored_signatures
+
+    result = crawl(sandbox, sqlite_url, "-s", "ANCHOR_BAGS_BATCH_SIZE=1", "-s", "ANCHOR_BAGS_FLUSH_PAGES=1", "-s", "LOG_LEVEL=INFO")
+    assert "mirrorscope/anchor_bags/snapshots" in result.stderr
+    store = Store(sqlite_url)
+    urls, signatures = stored_signatures(store)
+    bags = bags_from_store(store)
+    assert set(urls) == set(bags.urls) and len(urls) > 300
+    stats = store.runs()[-1]["stats"]
+    assert stats["mirrorscope/anchor_bags/snapshots"] >= 2
+    assert stats["mirrorscope/anchor_bags/signatures_written"] > len(urls)  # some bags signed again
+    # Snapshots are retaken as the bags double: the latest one saw at least half of them.
+    assert len(urls) / 2 <= max(store.anchor_signature(u)["idf_bags"] for u in urls) <= len(urls)
+    port = sandbox.server.port
+    originals = sorted(u for u in urls if u.startswith(f"http://docs.pyref.org:{port}/library/"))[:15]
+    assert all(store.anchor_signature(u) is not None for u in originals)
+    hits = sum(u.replace("docs.pyref.org", "pydocs.fastmirror.net") in [r["url"] for r in similar_urls(store, u) or []] for u in originals)
+    assert hits >= 0.9 * len(originals)
+    store.close()
+    # Off: nothing is stored, and similar still answers by recomputing.
+    other = f"sqlite:///{tmp_path / 'off.db'}"
+    crawl(sandbox, other, "-s", "ANCHOR_BAGS_ENABLED=False")
+    store = Store(other)
+    assert stored_signatures(store)[0] == []
+    found = similar_urls(store, originals[0].replace(str(port), str(port)))
+    assert found is not None and originals[0].replace("docs.pyref.org", "pydocs.fastmirror.net") in [r["url"] for r in found]
+    store.close()
+
+
 def test_detection_over_hostile_stores(db_url: str) -> None:
     """An empty store, a store of one page and a store of identical pages all work."""
     from datetime import datetime, timezone
