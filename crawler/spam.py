@@ -58,6 +58,7 @@ from twisted.python.failure import Failure
 from crawler.frontier import FrontierPolicy
 from crawler.hosts import host_key, registrable_domain
 from crawler.items import PageItem
+from detectors.anchor_spam import AnchorSpamVerdict, anchor_spam
 from detectors.canonical import canonical_document
 from detectors.sketch import DocumentSketch, SketchParams, resemblance_min_s, sketch_many
 from detectors.spam import SPAM_SCORE, FarmGroup, HostEvidence, Verdict, host_verdict, link_farms
@@ -77,7 +78,7 @@ CLOAK_SUSPECT = 0.5
 MAX_TARGETS_PER_HOST = 2000
 #: Seconds between link-farm searches while spam pages keep arriving.
 FARM_SEARCH_INTERVAL = 0.25
-#: Anchors kept per host linked from spam pages (enough for their repetition).
+#: Links from spam pages kept per host they point at (enough for their anchors' statistics).
 MAX_SPAM_ANCHORS = 1000
 
 
@@ -125,8 +126,9 @@ class SpamMonitor:
         self.hosts: dict[str, _HostState] = {}
         self.graph: dict[str, set[str]] = {}
         self.ip_hosts: dict[str, set[str]] = {}
-        # Per host linked from spam pages: the anchors of those links (bounded).
-        self.spam_anchors: dict[str, list[str]] = {}
+        # Per host linked from spam pages: (source host, target URL, anchor) of those links (bounded).
+        self.spam_links: dict[str, list[tuple[str, str, str]]] = {}
+        self.anchor_verdicts: dict[str, AnchorSpamVerdict] = {}
         self.farm_of: dict[str, FarmGroup] = {}
         self.blocked: dict[str, str] = {}
         self.cloak_pending: dict[str, tuple[str, DocumentSketch, float | None]] = {}
@@ -199,9 +201,12 @@ class SpamMonitor:
     def _spam_links(self, record: PageRecord) -> None:
         for link in record.links:
             if link.target_host and link.target_host != record.host:
-                anchors = self.spam_anchors.setdefault(link.target_host, [])
-                if len(anchors) < MAX_SPAM_ANCHORS:
-                    anchors.append(link.anchor.lower())
+                links = self.spam_links.setdefault(link.target_host, [])
+                if len(links) < MAX_SPAM_ANCHORS:
+                    links.append((record.host, link.target_url, link.anchor.lower()))
+
+    def _anchors(self, host: str) -> tuple[str, ...]:
+        return tuple(anchor for _, _, anchor in self.spam_links.get(host, ()))
 
     def _gate(self, record: PageRecord, state: _HostState, outlinks: list[tuple[str, int]]) -> list[tuple[str, int]]:
         """The outlinks of a spam page that are followed: links to confirm its host."""
@@ -220,7 +225,7 @@ class SpamMonitor:
         state = self.hosts.get(host)
         if state is None:
             return HostEvidence(host=host, inlink_hosts=len(inlinks), spam_inlink_hosts=spam_inlinks,
-                                spam_inlink_anchors=tuple(self.spam_anchors.get(host, ())))
+                                spam_inlink_anchors=self._anchors(host), anchor_spam_score=self._anchor_score(host))
         return HostEvidence(
             host=host, page_scores=tuple(state.scores), word_counts=tuple(state.words),
             out_degrees=tuple(state.degrees),
@@ -228,8 +233,12 @@ class SpamMonitor:
             near_duplicate_fraction=state.duplicates / state.pages if state.pages >= 10 else None,
             link_farm=self.farm_of.get(host), cloak_resemblance=state.cloak, refetch_resemblance=state.refetch,
             inlink_hosts=len(inlinks), spam_inlink_hosts=spam_inlinks,
-            spam_inlink_anchors=tuple(self.spam_anchors.get(host, ())),
+            spam_inlink_anchors=self._anchors(host), anchor_spam_score=self._anchor_score(host),
         )
+
+    def _anchor_score(self, host: str) -> float | None:
+        verdict = self.anchor_verdicts.get(host)
+        return verdict.score if verdict is not None and verdict.flagged else None
 
     def _judge(self, host: str, inlinks: set[str] | None = None) -> Verdict:
         verdict = host_verdict(self.evidence(host, inlinks))
@@ -346,9 +355,13 @@ class SpamMonitor:
         for source, targets in self.graph.items():
             for target in targets:
                 inlinks.setdefault(target, set()).add(source)
+        links = [(target, *link) for target, found in self.spam_links.items() for link in found]
+        self.anchor_verdicts = anchor_spam(
+            [t for t, _, _, _ in links], [u for _, _, u, _ in links], [s for _, s, _, _ in links], [a for _, _, _, a in links]
+        ) if links else {}
         rows = []
         # Fetched hosts first: the hosts linked from spam pages are judged by their sources.
-        for host in [*self.hosts, *(h for h in self.spam_anchors if h not in self.hosts)]:
+        for host in [*self.hosts, *(h for h in self.spam_links if h not in self.hosts)]:
             verdict = self._judge(host, inlinks.get(host))
             state = self.hosts.get(host)
             scores = state.scores if state is not None else ()
@@ -360,7 +373,7 @@ class SpamMonitor:
                     "cloak_resemblance": state.cloak if state is not None else None,
                     "refetch_resemblance": state.refetch if state is not None else None,
                     "link_farm": len(self.farm_of[host].members) if host in self.farm_of else None,
-                    "inlink_hosts": len(inlinks.get(host, ())), "spam_links_in": len(self.spam_anchors.get(host, ())),
+                    "inlink_hosts": len(inlinks.get(host, ())), "spam_links_in": len(self.spam_links.get(host, ())),
                 },
             })
         traps = self.policy.traps

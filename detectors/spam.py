@@ -90,6 +90,9 @@ Host checks (``HOST_CHECKS``), on :class:`HostFeatures` measured from
   phrases per target (the sandbox farm: 8–9 phrases over ~400 links, 0.02); a spam
   page's camouflage links to good sites are few and carry their names. With the check
   above: 0.58, the verdict on a farm member never fetched.
+- commercial anchors: ``detectors.anchor_spam`` flags the links spam pages point at it
+  with (farm anchors over many of its URLs, or commercial keywords repeated verbatim).
+  Weight 0.2: it restates in words what the two checks above measure in structure.
 - hosts on one IP: >= 100 (Fetterly 2004: IPs serving very many host names are outliers,
   mostly spam). Weight 0.1: shared hosting does the same for good sites.
 - host name (Fetterly 2004: spam host names are long, with many dots, dashes, digits):
@@ -245,7 +248,8 @@ class HostEvidence:
     ``cloak_resemblance``: resemblance of the crawler's and a browser's fetch of its
     pages; ``refetch_resemblance``: of two crawler fetches of the same pages.
     ``inlink_hosts``: other hosts seen linking to it, ``spam_inlink_hosts`` of them spam;
-    ``spam_inlink_anchors``: the anchor texts of the links spam pages point at it with.
+    ``spam_inlink_anchors``: the anchor texts of the links spam pages point at it with;
+    ``anchor_spam_score``: ``detectors.anchor_spam``'s score of those links when it flags them.
     """
 
     host: str
@@ -260,6 +264,7 @@ class HostEvidence:
     inlink_hosts: int = 0
     spam_inlink_hosts: int = 0
     spam_inlink_anchors: Sequence[str] = ()
+    anchor_spam_score: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,6 +284,7 @@ class HostFeatures:
     cloak_resemblance: float | None
     spam_inlink_share: float | None
     spam_anchor_variety: float | None
+    anchor_spam_score: float | None
 
 
 def _hostname(host: str) -> str:
@@ -326,6 +332,7 @@ def host_features(evidence: HostEvidence) -> HostFeatures:
             len(set(evidence.spam_inlink_anchors)) / len(evidence.spam_inlink_anchors)
             if len(evidence.spam_inlink_anchors) >= MIN_FARM_ANCHORS else None
         ),
+        anchor_spam_score=evidence.anchor_spam_score,
     )
 
 
@@ -338,6 +345,7 @@ HOST_CHECKS: tuple[Check, ...] = (
     Check("out-degree", "median_out_degree", "median out-links per page", 500, 0.2),
     Check("spam-inlinks", "spam_inlink_share", "share of linking hosts that are spam", 1.0, 0.4),
     Check("farm-anchors", "spam_anchor_variety", "distinct anchors per link from spam pages", 0.1, 0.3, above=False),
+    Check("commercial-anchors", "anchor_spam_score", "anchor spam score of links from spam pages", 0.3, 0.2),
     Check("shared-ip", "hosts_on_ip", "hosts on its IP", 100, 0.1),
     Check("long-hostname", "name_length", "host name length", 40, 0.1),
     Check("hostname-dots", "name_dots", "dots in host name", 5, 0.1),

@@ -476,3 +476,13 @@ def test_a_host_never_fetched_is_judged_by_the_spam_pages_that_link_to_it() -> N
     varied = [f"site number {n}" for n in range(40)]
     assert host_features(HostEvidence("h.example", spam_inlink_anchors=varied)).spam_anchor_variety == 1.0
     assert host_features(HostEvidence("h.example", spam_inlink_anchors=farm_anchors[:19])).spam_anchor_variety is None
+
+
+def test_commercial_anchors_of_links_from_spam_pages_add_weak_evidence() -> None:
+    alone = host_verdict(HostEvidence("www.quick-loans-today.biz", anchor_spam_score=0.95))
+    assert not alone.is_spam and [r.code for r in alone.reasons] == ["commercial-anchors"]
+    assert alone.messages == ["anchor spam score of links from spam pages 0.95 >= 0.3"]
+    farm_anchors = ["payday loans", "cheap loans", "quick loans"] * 70
+    member = host_verdict(HostEvidence("www.quick-loans-today.biz", inlink_hosts=1, spam_inlink_hosts=1,
+                                       spam_inlink_anchors=farm_anchors, anchor_spam_score=1.0))
+    assert member.score == pytest.approx(1 - 0.6 * 0.7 * 0.8)
