@@ -83,7 +83,8 @@ def normalize_url(base: str, href: str, max_length: int = 2048) -> str | None:
     hash_at = href.find("#")
     if hash_at >= 0:  # fragments never change the page: drop them before the cache
         href = href[:hash_at] or "#"
-    if href[:1] in ("?", "#", ""):
+    # Also a reference with a scheme: "http:" alone means the base page itself to urljoin.
+    if href[:1] in ("?", "#", "") or ":" in href.split("/", 1)[0]:
         return _normalize(base, href, max_length)
     return _normalize(base[: base.rfind("/") + 1] or base, href, max_length)
 
