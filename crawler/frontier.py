@@ -13,8 +13,9 @@ Three components, set in ``settings``:
     ``FRONTIER_HOST_QUEUE_CAP`` (1,000) queued requests and each registrable domain
     ``FRONTIER_DOMAIN_QUEUE_CAP`` (2,000); further requests are dropped and counted
     (``frontier/dropped/queue-host-cap``, ``.../queue-domain-cap``). The store keeps every
-    link, so a dropped URL is not lost: a resumed or later crawl finds it among the stored
-    links without a page. RAM is bounded by the caps times the hosts with queued requests,
+    link, so a dropped URL is parked on disk, not lost: when the crawl runs dry the
+    middleware refills the queue from the stored links without a page (and so does a
+    resumed crawl). RAM is bounded by the caps times the hosts with queued requests,
     however many links a host emits. 1,000 is minutes of one host's work at two requests
     in flight, enough to keep it busy until its pages yield more.
 
@@ -76,7 +77,8 @@ from typing import Any
 from urllib.parse import urlsplit
 from weakref import WeakKeyDictionary
 
-from scrapy import Request
+from scrapy import Request, signals
+from scrapy.exceptions import DontCloseSpider
 from scrapy.http import Response
 from scrapy.pqueues import QueueProtocol
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
@@ -339,11 +341,19 @@ class HostFairQueue:
             return "queue-domain-cap"
         return None
 
+    def _forget(self, request: Request) -> None:
+        # The spider marked the URL seen when it built the request; a URL the queue drops
+        # must stay admissible later (the middleware's refill from the store).
+        forget = getattr(self.crawler.spider, "forget", None)
+        if forget is not None:
+            forget(request.url)
+
     def push(self, request: Request) -> None:
         if self.policy is not None and self.policy.refusal(request.url) is not None:
-            return
+            return self._forget(request)
         host, _, domain = _keys(request.url)
         if (cap := self.full(host, domain)) is not None:
+            self._forget(request)
             return self._drop(cap, host, request)
         priority = -request.priority
         slot = self._slot(domain)
@@ -430,7 +440,34 @@ class FrontierMiddleware(BaseSpiderMiddleware):
     def __init__(self, crawler: Any) -> None:
         super().__init__(crawler)
         self.policy = FrontierPolicy.of(crawler)
+        self.refilled_at = 0
+        self.truncated = False
+        crawler.signals.connect(self.spider_idle, signal=signals.spider_idle)
 
+    def _cap_drops(self) -> int:
+        stats = self.crawler.stats
+        return stats.get_value("frontier/dropped/queue-host-cap", 0) + stats.get_value("frontier/dropped/queue-domain-cap", 0)
+
+    def spider_idle(self) -> None:
+        """URLs dropped because their host's queue was full are parked in the store (the
+        links without a page): when the crawl runs dry, the frontier is refilled from it,
+        up to the caps again, until nothing more is admitted."""
+        drops = self._cap_drops()
+        spider = self.crawler.spider
+        if (drops == self.refilled_at and not self.truncated) or not hasattr(spider, "unfetched"):
+            return
+        admitted = 0
+        for url, depth in spider.unfetched():
+            # One at a time: each admission fills the queue the next refusal looks at.
+            if self.policy.refusal(url) is None:
+                spider.expand([(url, depth)])
+                admitted += 1
+        self.refilled_at = self._cap_drops()
+        self.truncated = self.refilled_at > drops
+        self.crawler.stats.inc_value("frontier/refilled", admitted)
+        if admitted:
+            logger.info("frontier: refilled %d URLs from the store", admitted)
+            raise DontCloseSpider
     async def process_start(self, start: AsyncIterator[Any]) -> AsyncIterator[Any]:
         spider = self.crawler.spider
         if getattr(spider, "resumed", False):

@@ -254,6 +254,20 @@ class WebSpider(Spider):
                     if request is not None:
                         yield request
 
+    def forget(self, url: str) -> None:
+        """``url``'s request was dropped by the frontier: it may be requested again."""
+        if url in self.seen:
+            self.seen.discard(url)
+            self.scheduled -= 1
+
+    def unfetched(self) -> Iterator[tuple[str, int]]:
+        """Stored link targets of this run not yet requested, with their depth: the URLs a
+        frontier dropped when it was full, parked in the store."""
+        expand = self.crawler.settings.getbool("EXPAND_DUPLICATES")
+        for url, depth in self.store.unfetched_targets(self.run_id, from_duplicates=expand):
+            if url not in self.seen and self._follows(url, depth):
+                yield url, depth
+
     def closed(self, reason: str) -> None:
         stats = self.crawler.stats.get_stats()
         if "start_time" in stats and "elapsed_time_seconds" not in stats:
