@@ -35,7 +35,8 @@ from typing import Any
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
-from twisted.internet import task, threads
+from twisted.internet import defer, reactor, task, threads
+from twisted.python.threadpool import ThreadPool
 
 from crawler.items import PageItem
 from crawler.similar import maintain_bags
@@ -46,6 +47,8 @@ logger = logging.getLogger(__name__)
 
 #: Seconds the close waits for the worker's last flush before giving up on it.
 CLOSE_TIMEOUT = 600.0
+#: Messages (batches of pages) the worker may have waiting: a few seconds of its work.
+INBOX_MESSAGES = 4
 
 
 class AnchorBagPipeline:
@@ -67,6 +70,12 @@ class AnchorBagPipeline:
         self.sent_since_flush = 0
         self.timer = task.LoopingCall(self._dispatch)
         self.worker: Any = None
+        # Messages go to the worker through a bounded queue, put from one thread of their
+        # own (in order, off the reactor): a worker slower than the crawl makes
+        # ``process_item`` wait, so pages back up in Scrapy's bounded scraper slot instead
+        # of in an unbounded queue in this process (measured: +300 MB in 1,000 pages).
+        self.sender = ThreadPool(minthreads=1, maxthreads=1, name="mirrorscope-anchor-sender")
+        self.sending: defer.Deferred | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "AnchorBagPipeline":
@@ -84,7 +93,8 @@ class AnchorBagPipeline:
     def open_spider(self) -> None:
         spider = self.crawler.spider
         context = multiprocessing.get_context("spawn")
-        self.inbox, self.outbox = context.Queue(), context.Queue()
+        self.inbox, self.outbox = context.Queue(maxsize=INBOX_MESSAGES), context.Queue()
+        self.sender.start()
         self.worker = context.Process(
             target=maintain_bags, name="mirrorscope-anchor-bags", daemon=True,
             args=(spider.store.url, self.params, self.flush_pages, bool(getattr(spider, "resumed", False)), self.inbox, self.outbox),
@@ -92,24 +102,31 @@ class AnchorBagPipeline:
         self.worker.start()
         self.timer.start(self.interval, now=False)
 
-    def process_item(self, item: Any) -> Any:
+    async def process_item(self, item: Any) -> Any:
         if isinstance(item, PageItem):
             self.pending.append(item.record)
             if len(self.pending) >= self.batch_size:
                 self._dispatch()
+                if self.sending is not None:
+                    await maybe_deferred_to_future(self.sending)
         return item
+
+    def _send(self, message: tuple[Any, ...]) -> None:
+        self.sending = threads.deferToThreadPool(reactor, self.sender, self.inbox.put, message)
 
     def spider_idle(self) -> None:
         self._dispatch()
         if self.sent_since_flush:
             self.sent_since_flush = 0
-            self.inbox.put(("flush",))
+            self._send(("flush",))
 
     async def close_spider(self) -> None:
         if self.timer.running:
             self.timer.stop()
         self._dispatch()
-        self.inbox.put(("close",))
+        self._send(("close",))
+        await maybe_deferred_to_future(self.sending)
+        self.sender.stop()
         result = await maybe_deferred_to_future(threads.deferToThread(self._finish))
         if "error" in result:
             self.stats.inc_value("mirrorscope/anchor_bags/errors")
@@ -123,7 +140,7 @@ class AnchorBagPipeline:
         if not batch:
             return
         links = [link for record in batch for link in record.links]
-        self.inbox.put((
+        self._send((
             "pages", [link.target_url for link in links], [link.anchor for link in links],
             [link.before for link in links], [link.after for link in links],
             [(record.url, record.title) for record in batch if record.title], len(batch),

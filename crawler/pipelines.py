@@ -18,6 +18,9 @@ from storage.records import PageRecord, SketchRecord
 
 logger = logging.getLogger(__name__)
 
+#: Batches of pages the store's writer thread may have waiting.
+MAX_PENDING_WRITES = 2
+
 
 def sketch_record(sketch: DocumentSketch) -> SketchRecord:
     """The store's form of a detector's sketch: parameters as columns, arrays as bytes."""
@@ -276,11 +279,15 @@ class StorePipeline:
         self.pool.start()
         self.timer.start(self.interval / 2, now=False)
 
-    def process_item(self, item: Any) -> Any:
+    async def process_item(self, item: Any) -> Any:
         if isinstance(item, PageItem):
             self.pending.append(item.record)
             if len(self.pending) >= self.batch_size:
                 self._flush()
+                # A database slower than the crawl makes pages wait here, in Scrapy's
+                # bounded scraper slot, not in an unbounded backlog of batches.
+                while len(self.writes) > MAX_PENDING_WRITES:
+                    await maybe_deferred_to_future(next(iter(self.writes)))
         return item
 
     def _flush_if_due(self) -> None:
