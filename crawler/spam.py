@@ -79,7 +79,7 @@ MAX_TARGETS_PER_HOST = 2000
 #: Seconds between link-farm searches while spam pages keep arriving.
 FARM_SEARCH_INTERVAL = 0.25
 #: Links from spam pages kept per host they point at (enough for their anchors' statistics).
-MAX_SPAM_ANCHORS = 1000
+MAX_SPAM_LINKS = 1000
 
 
 _MONITORS: WeakKeyDictionary[Any, SpamMonitor] = WeakKeyDictionary()
@@ -134,7 +134,7 @@ class SpamMonitor:
         self.cloak_pending: dict[str, tuple[str, DocumentSketch, float | None]] = {}
         self.farms_dirty = False
         self.last_farm_search = 0.0
-        self.timer = task.LoopingCall(self._tick)
+        self.timer = task.LoopingCall(self._search_farms)
 
     @classmethod
     def of(cls, crawler: Any) -> SpamMonitor:
@@ -202,7 +202,7 @@ class SpamMonitor:
         for link in record.links:
             if link.target_host and link.target_host != record.host:
                 links = self.spam_links.setdefault(link.target_host, [])
-                if len(links) < MAX_SPAM_ANCHORS:
+                if len(links) < MAX_SPAM_LINKS:
                     links.append((record.host, link.target_url, link.anchor.lower()))
 
     def _anchors(self, host: str) -> tuple[str, ...]:
@@ -268,9 +268,6 @@ class SpamMonitor:
                 if host in self.hosts and self.farm_of.get(host) != group:
                     self.farm_of[host] = group
                     self._judge(host)
-
-    def _tick(self) -> None:
-        self._search_farms()
 
     # -- cloaking --------------------------------------------------------------------------
 
