@@ -35,9 +35,10 @@ from typing import Any
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
-from twisted.internet import defer, reactor, task, threads
+from twisted.internet import reactor, task, threads
 from twisted.python.threadpool import ThreadPool
 
+from crawler.backlog import Backlog
 from crawler.items import PageItem
 from crawler.similar import maintain_bags
 from detectors.anchors import DEFAULT_PARAMS, AnchorParams
@@ -68,14 +69,14 @@ class AnchorBagPipeline:
         self.interval = interval
         self.pending: list[PageRecord] = []
         self.sent_since_flush = 0
-        self.timer = task.LoopingCall(self._dispatch)
+        self.timer = task.LoopingCall(self._dispatch_if_room)
         self.worker: Any = None
         # Messages go to the worker through a bounded queue, put from one thread of their
-        # own (in order, off the reactor): a worker slower than the crawl makes
+        # own (in order, off the reactor): a worker slower than the crawl makes every
         # ``process_item`` wait, so pages back up in Scrapy's bounded scraper slot instead
         # of in an unbounded queue in this process (measured: +300 MB in 1,000 pages).
         self.sender = ThreadPool(minthreads=1, maxthreads=1, name="mirrorscope-anchor-sender")
-        self.sending: defer.Deferred | None = None
+        self.sending = Backlog(1)
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "AnchorBagPipeline":
@@ -104,15 +105,14 @@ class AnchorBagPipeline:
 
     async def process_item(self, item: Any) -> Any:
         if isinstance(item, PageItem):
+            await self.sending.room()
             self.pending.append(item.record)
             if len(self.pending) >= self.batch_size:
                 self._dispatch()
-                if self.sending is not None:
-                    await maybe_deferred_to_future(self.sending)
         return item
 
     def _send(self, message: tuple[Any, ...]) -> None:
-        self.sending = threads.deferToThreadPool(reactor, self.sender, self.inbox.put, message)
+        self.sending.add(threads.deferToThreadPool(reactor, self.sender, self.inbox.put, message))
 
     def spider_idle(self) -> None:
         self._dispatch()
@@ -125,7 +125,7 @@ class AnchorBagPipeline:
             self.timer.stop()
         self._dispatch()
         self._send(("close",))
-        await maybe_deferred_to_future(self.sending)
+        await self.sending.drain()
         self.sender.stop()
         result = await maybe_deferred_to_future(threads.deferToThread(self._finish))
         if "error" in result:
@@ -134,6 +134,10 @@ class AnchorBagPipeline:
             return
         for name, value in result.items():
             self.stats.set_value(f"mirrorscope/anchor_bags/{name}", value)
+
+    def _dispatch_if_room(self) -> None:
+        if not self.sending.full():
+            self._dispatch()
 
     def _dispatch(self) -> None:
         batch, self.pending = self.pending, []

@@ -10,6 +10,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import defer, reactor, task, threads
 from twisted.python.threadpool import ThreadPool
 
+from crawler.backlog import Backlog
 from crawler.items import PageItem
 from detectors.lsh import LSHIndex
 from detectors.spam import page_features, page_verdict
@@ -18,7 +19,8 @@ from storage.records import PageRecord, SketchRecord
 
 logger = logging.getLogger(__name__)
 
-#: Batches of pages the store's writer thread may have waiting.
+#: Batches of pages the store's writer thread may have in hand (one written, one waiting)
+#: before pages wait in Scrapy's scraper slot (``crawler.backlog``).
 MAX_PENDING_WRITES = 2
 
 
@@ -262,7 +264,7 @@ class StorePipeline:
         self.batch_size = batch_size
         self.interval = interval
         self.pending: list[PageRecord] = []
-        self.writes: set[defer.Deferred] = set()
+        self.writes = Backlog(MAX_PENDING_WRITES)
         self.pool = ThreadPool(minthreads=1, maxthreads=1, name="mirrorscope-store")
         self.last_flush = time.monotonic()
         self.timer = task.LoopingCall(self._flush_if_due)
@@ -281,17 +283,16 @@ class StorePipeline:
 
     async def process_item(self, item: Any) -> Any:
         if isinstance(item, PageItem):
+            # A database slower than the crawl makes every page wait here, in Scrapy's
+            # bounded scraper slot, not in an unbounded backlog of batches.
+            await self.writes.room()
             self.pending.append(item.record)
             if len(self.pending) >= self.batch_size:
                 self._flush()
-                # A database slower than the crawl makes pages wait here, in Scrapy's
-                # bounded scraper slot, not in an unbounded backlog of batches.
-                while len(self.writes) > MAX_PENDING_WRITES:
-                    await maybe_deferred_to_future(next(iter(self.writes)))
         return item
 
     def _flush_if_due(self) -> None:
-        if self.pending and time.monotonic() - self.last_flush >= self.interval:
+        if self.pending and not self.writes.full() and time.monotonic() - self.last_flush >= self.interval:
             self._flush()
 
     def _flush(self) -> None:
@@ -302,7 +303,6 @@ class StorePipeline:
         d = threads.deferToThreadPool(reactor, self.pool, self.store.write_pages, batch, self.run_id)
         d.addCallbacks(self._written, self._failed, callbackArgs=(len(batch),), errbackArgs=(len(batch),))
         self.writes.add(d)
-        d.addBoth(self._forget, d)
 
     def _written(self, _: Any, count: int) -> None:
         self.stats.inc_value("mirrorscope/page_writes", count)
@@ -311,14 +311,11 @@ class StorePipeline:
         self.stats.inc_value("mirrorscope/store_errors")
         logger.error("could not store %d pages: %s", count, failure.getErrorMessage())
 
-    def _forget(self, _: Any, d: defer.Deferred) -> None:
-        self.writes.discard(d)
-
     async def close_spider(self) -> None:
         if self.timer.running:
             self.timer.stop()
         self._flush()
         try:
-            await maybe_deferred_to_future(defer.DeferredList(list(self.writes)))
+            await self.writes.drain()
         finally:
             self.pool.stop()
