@@ -21,6 +21,8 @@ fetched to have a bag.
 
 from __future__ import annotations
 
+import multiprocessing
+import queue
 from collections.abc import Callable
 from typing import Any
 
@@ -112,6 +114,22 @@ def similar_urls(store: Store, url: str, limit: int = 10, params: AnchorParams =
     return [{"url": urls[r], "similarity": round(s, 4)} for r, s in found[:limit]]
 
 
+#: How often the worker, waiting for a message, checks that the crawl is still alive.
+PARENT_CHECK_SECONDS = 2.0
+
+
+def _next_message(inbox: Any) -> tuple[Any, ...]:
+    """The next message, or ``("orphaned",)`` once the crawl's process is gone (a crawl
+    killed with SIGKILL never sends ``close``, and a worker left waiting would live on)."""
+    while True:
+        try:
+            return inbox.get(timeout=PARENT_CHECK_SECONDS)
+        except queue.Empty:
+            parent = multiprocessing.parent_process()
+            if parent is not None and not parent.is_alive():
+                return ("orphaned",)
+
+
 def maintain_bags(database_url: str, params: AnchorParams, flush_pages: int, resumed: bool, inbox: Any, outbox: Any) -> None:
     """The crawl's anchor-bag worker, run in a process of its own
     (``crawler.anchor_bags.AnchorBagPipeline``): takes messages from ``inbox`` until
@@ -144,7 +162,10 @@ def maintain_bags(database_url: str, params: AnchorParams, flush_pages: int, res
             stats["flush_seconds"] += time.monotonic() - started
 
         while True:
-            message = inbox.get()
+            message = _next_message(inbox)
+            if message[0] == "orphaned":
+                # The crawl was killed: what was not flushed is rebuilt from the store on resume.
+                return
             if message[0] == "pages":
                 started = time.process_time()
                 targets, anchors, befores, afters, titles, pages = message[1:]

@@ -244,13 +244,21 @@ def test_killed_and_resumed_crawl_loses_nothing_and_stores_nothing_twice(slow_sa
     jobdir = tmp_path / "job"
     command = [sys.executable, "-m", "scrapy", "crawl", "web", *slow_sandbox.crawl_args(sqlite_url, "-s", f"JOBDIR={jobdir}", "-s", "STORE_BATCH_SIZE=20")]
     env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
-    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    first_log = tmp_path / "killed-crawl.log"
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=first_log.open("w"))
     deadline = time.monotonic() + 120
     while _stored(sqlite_url) < 100:
         assert process.poll() is None and time.monotonic() < deadline, "the crawl ended before it could be killed"
         time.sleep(0.1)
+    children = _children(process.pid)
+    assert children, "the crawl has no anchor-bag worker"
     process.send_signal(signal.SIGKILL)
     process.wait()
+    # The worker processes of a killed crawl notice and leave.
+    deadline = time.monotonic() + 30
+    while any(Path(f"/proc/{child}").exists() for child in children) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any(Path(f"/proc/{child}").exists() for child in children), "a killed crawl left its worker processes behind"
     killed_at = _stored(sqlite_url)
     assert killed_at < len(slow_sandbox.expected_urls())
     result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
@@ -258,7 +266,9 @@ def test_killed_and_resumed_crawl_loses_nothing_and_stores_nothing_twice(slow_sa
     store = Store(sqlite_url)
     urls = [p["url"] for p in store.pages()]
     assert len(urls) == len(set(urls))
-    assert set(urls) == slow_sandbox.expected_urls()
+    missing, extra = slow_sandbox.expected_urls() - set(urls), set(urls) - slow_sandbox.expected_urls()
+    assert not missing and not extra, (f"missing {sorted(missing)[:5]}, extra {sorted(extra)[:5]}\n"
+                                       f"killed crawl: {first_log.read_text()[-3000:]}\nresumed crawl: {result.stderr[-3000:]}")
     assert len(store.runs()) == 1  # resumed, not started again
     store.close()
 
@@ -286,6 +296,10 @@ def test_demo_runs_within_a_minute_and_leaves_no_process(tmp_path: Path) -> None
     assert {"host", "score", "pages", "reasons"} <= set(report["spam_hosts"][0])
     leftovers = [p for p in Path("/proc").iterdir() if p.name.isdigit() and b"crawler.sandbox" in _cmdline(p) and str(tmp_path).encode() in _cmdline(p)]
     assert leftovers == []
+
+
+def _children(pid: int) -> list[str]:
+    return [child for task in Path(f"/proc/{pid}/task").iterdir() for child in (task / "children").read_text().split()]
 
 
 def _cmdline(proc: Path) -> bytes:
