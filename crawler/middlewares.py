@@ -1,4 +1,4 @@
-"""Downloader middlewares: the host policy applied before anything is fetched."""
+"""Downloader middlewares: the host policy and robots.txt, applied before anything is fetched."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import logging
 from typing import Any
 
 from scrapy import Request, Spider
+from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware as ScrapyRobotsTxtMiddleware
 from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.httpobj import urlparse_cached
 
@@ -55,3 +56,53 @@ class HostPolicyMiddleware:
                 logger.warning("refused %s: private address %s (set ALLOW_PRIVATE_ADDRESSES to crawl it)", hostname, address)
             raise RefusedRequest("refused-private", f"private address {address}")
         return None
+
+
+class _Unreachable:
+    """The robots.txt of a host that could not be read: nothing is allowed."""
+
+    def __init__(self, reason: str):
+        self.reason = reason
+
+    def allowed(self, url: str, user_agent: str | bytes) -> bool:
+        return False
+
+
+class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
+    """Scrapy's robots.txt middleware with RFC 9309's rule for an unreachable file.
+
+    Scrapy allows everything when robots.txt cannot be fetched (a timeout, a reset, a
+    5xx answer parsed as rules). RFC 9309 (section 2.3.1.4) says a crawler MUST then
+    assume complete disallow: a server too loaded to serve robots.txt is the last one to
+    crawl. 429 counts as unreachable as well (the server asks to be left alone); other
+    4xx answers mean no rules, as in Scrapy. The host's URLs are recorded with the
+    outcome ``robots-unreachable`` for the rest of this run; a resumed run asks again.
+    """
+
+    async def _parse_robots(self, response: Any, netloc: str, request: Request) -> None:
+        if response.status >= 500 or response.status == 429:
+            self._stats.inc_value("robotstxt/response_count")
+            self._stats.inc_value(f"robotstxt/response_status_count/{response.status}")
+            self._unreachable(netloc, f"HTTP {response.status}")
+            return
+        await super()._parse_robots(response, netloc, request)
+
+    def _robots_error(self, exc: Exception, netloc: str) -> None:
+        if isinstance(exc, IgnoreRequest):  # refused by the host policy: nothing was asked
+            super()._robots_error(exc, netloc)
+            return
+        self._stats.inc_value(f"robotstxt/exception_count/{type(exc)}")
+        self._unreachable(netloc, f"{type(exc).__name__}: {str(exc).strip()[:200]}")
+
+    def _unreachable(self, netloc: str, reason: str) -> None:
+        logger.warning("robots.txt of %s unreachable (%s): its URLs are not fetched in this run", netloc, reason)
+        self._stats.inc_value("mirrorscope/robots_unreachable")
+        waiting = self._parsers[netloc]
+        self._parsers[netloc] = parser = _Unreachable(reason)
+        waiting.callback(parser)
+
+    def process_request_2(self, rp: Any, request: Request) -> None:
+        if isinstance(rp, _Unreachable):
+            self._stats.inc_value("robotstxt/forbidden")
+            raise RefusedRequest("robots-unreachable", f"robots.txt unreachable: {rp.reason}")
+        super().process_request_2(rp, request)

@@ -179,6 +179,10 @@ DOWNLOADER_MIDDLEWARES = {
     "crawler.middlewares.HostPolicyMiddleware": 50,
     # Refuses the mirror side of validated mirrors (after the host policy, before robots).
     "crawler.mirrors.MirrorMiddleware": 60,
+    # Scrapy's robots.txt middleware, except that an unreachable robots.txt (an error, 5xx,
+    # 429) disallows the host as RFC 9309 requires; Scrapy's would allow everything.
+    "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+    "crawler.middlewares.RobotsTxtMiddleware": 100,
 }
 ITEM_PIPELINES = {
     # Cheap first: sketches (per page) before the batched write.

@@ -9,6 +9,7 @@ import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -64,3 +65,18 @@ def scrapy_crawl(*args: str, timeout: float = 240) -> subprocess.CompletedProces
 
 def mirror_report(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
     return run_cli(sys.executable, "-m", "crawler.cli", *args, timeout=timeout)
+
+
+def crawl_world(world: Any, tmp_path: Path, db_url: str, *extra: str) -> tuple[subprocess.CompletedProcess, list[tuple[str, str]]]:
+    """Serve a small ``crawler.sandbox.World`` on loopback and crawl it with the defaults;
+    (the finished crawl, the server's requests as (host name, path))."""
+    from crawler.sandbox import SandboxServer
+
+    with SandboxServer(world, port=0) as server:
+        hosts_file, seeds_file = tmp_path / "hosts", tmp_path / "seeds.txt"
+        hosts_file.write_text(world.hosts_file_text())
+        seeds_file.write_text("\n".join(world.seeds(server.port)) + "\n")
+        result = scrapy_crawl("-a", f"seeds={seeds_file}", "-s", f"HOSTS_FILE={hosts_file}", "-s", "ALLOW_PRIVATE_ADDRESSES=True",
+                              "-s", f"DATABASE_URL={db_url}", "-s", "LOG_LEVEL=WARNING", *extra)
+        assert result.returncode == 0, result.stderr[-3000:]
+        return result, [(host.split(":")[0], path) for _, host, path in server.request_log()]

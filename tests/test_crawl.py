@@ -9,13 +9,15 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from sqlalchemy import text
 
-from crawler.sandbox import SandboxServer, build_world, is_copied
+from crawler.sandbox import Host, Resource, SandboxServer, World, build_world, is_copied
+from crawler.sandbox.markup import document, html_resource
 from storage.store import Store
-from tests.conftest import ROOT, mirror_report, scrapy_crawl
+from tests.conftest import ROOT, crawl_world, mirror_report, scrapy_crawl
 
 # The sandbox's names for outcomes the crawler names differently.
 TRUTH_OUTCOME = {"garbage": "binary", "reset": "connection-lost"}
@@ -229,6 +231,35 @@ def test_private_addresses_are_refused_recorded_and_counted(sandbox: Sandbox, sq
     assert {p["outcome"] for p in store.pages()} == {"refused-private"}
     assert store.runs()[0]["stats"]["mirrorscope/refused_private"] >= 1
     store.close()
+
+
+def test_an_unreachable_robots_txt_disallows_its_host(tmp_path: Path, sqlite_url: str) -> None:
+    """RFC 9309: robots.txt that answers 5xx or 429, or not at all, means complete
+    disallow; a 404 means no rules (Scrapy's own middleware allowed all four)."""
+    robots = {
+        "www.busy-archive.org": Resource(status=503, body=b"busy"),
+        "www.throttled-news.org": Resource(status=429, body=b"slow down"),
+        "www.resetting-wiki.org": Resource(reset=True),
+        "www.no-rules.org": Resource(status=404, body=b"not found", content_type="text/plain"),
+    }
+    hosts = [Host(name, f"127.0.1.{71 + i}", "other", {"/robots.txt": res, "/": html_resource(document(name, '<a href="/a.html">A</a>')),
+                                                       "/a.html": html_resource(document("A", "<p>a</p>"))})
+             for i, (name, res) in enumerate(robots.items())]
+    links = " ".join(f'<a href="http://{name}@@PORT@@/">{name}</a>' for name in robots)
+    portal = Host("www.robots-portal.org", "127.0.1.70", "other", {"/": html_resource(document("Links", links))})
+    world = World(seed=0, hosts=[portal, *hosts], seed_paths=[(portal.name, "/")])
+    result, requests = crawl_world(world, tmp_path, sqlite_url)
+    fetched = set(requests)
+    store = Store(sqlite_url)
+    try:
+        outcomes = {(urlsplit(p["url"]).hostname, urlsplit(p["url"]).path): p["outcome"] for p in store.pages()}
+    finally:
+        store.close()
+    for name in ("www.busy-archive.org", "www.throttled-news.org", "www.resetting-wiki.org"):
+        assert outcomes[(name, "/")] == "robots-unreachable"
+        assert {path for host, path in fetched if host == name} == {"/robots.txt"}
+        assert "robots.txt of " + name in result.stderr
+    assert outcomes[("www.no-rules.org", "/")] == outcomes[("www.no-rules.org", "/a.html")] == "ok"
 
 
 def _stored(db_url: str) -> int:

@@ -16,7 +16,7 @@ from crawler.sandbox.markup import document, html_resource
 from crawler.sandbox.sites.spam import cloak_for
 from crawler.sandbox.text import Prose
 from storage.store import Store
-from tests.conftest import mirror_report, scrapy_crawl
+from tests.conftest import crawl_world, mirror_report, scrapy_crawl
 
 
 def name(host: str) -> str:
@@ -113,14 +113,7 @@ def test_a_host_that_shows_crawlers_another_page_than_people_is_flagged_for_cloa
     portal = Host("www.garden-portal.org", "127.0.1.60", "other", {"/": html_resource(document(
         "Garden links", '<a href="http://www.potting-shed.com@@PORT@@/">Shed</a> <a href="http://www.seed-library.org@@PORT@@/">Seeds</a>'))})
     world = World(seed=0, hosts=[portal, shed, honest], seed_paths=[("www.garden-portal.org", "/")])
-    with SandboxServer(world, port=0) as server:
-        hosts_file, seeds_file = tmp_path / "hosts", tmp_path / "seeds.txt"
-        hosts_file.write_text(world.hosts_file_text())
-        seeds_file.write_text("\n".join(world.seeds(server.port)) + "\n")
-        result = scrapy_crawl("-a", f"seeds={seeds_file}", "-s", f"HOSTS_FILE={hosts_file}", "-s", "ALLOW_PRIVATE_ADDRESSES=True",
-                              "-s", f"DATABASE_URL={sqlite_url}", "-s", "LOG_LEVEL=WARNING")
-        assert result.returncode == 0, result.stderr[-3000:]
-        fetches = [(host.split(":")[0], path) for _, host, path in server.request_log()]
+    _, fetches = crawl_world(world, tmp_path, sqlite_url)
     store = Store(sqlite_url)
     try:
         verdicts = {name(v["host"]): v for v in store.host_verdicts("spam")}
