@@ -24,6 +24,7 @@ from detectors.anchor_lsh import (
     similar_pairs,
     similar_to,
 )
+from detectors import anchors
 from detectors.anchors import (
     DEFAULT_CAP,
     DEFAULT_M,
@@ -36,6 +37,7 @@ from detectors.anchors import (
     Vocabulary,
     bags_from_arrays,
     cluster_bags,
+    merge_bags,
     fragment_terms,
     minhash_signatures,
     multiplicities,
@@ -549,6 +551,32 @@ def test_builder_merges_rows_without_changing_bags() -> None:
     assert builder.changed().tolist() == [3]
 
 
+@pytest.mark.parametrize("slice_entries", [1 << 20, 50, 1])
+def test_merge_bags_equals_one_sort_of_both(slice_entries: int) -> None:
+    rng = np.random.default_rng(13)
+    rows = [(rng.integers(0, 40, n), rng.integers(0, 25, n), rng.integers(1, 4, n)) for n in (600, 300)]
+    first, second = (bags_from_arrays(*r, include=[99]) for r in rows)  # 99: an empty bag in both
+    expected = bags_from_arrays(*(np.concatenate(parts) for parts in zip(*rows)), include=[99])
+    got = merge_bags(first, second, slice_entries)
+    for field in ("bag_ids", "offsets", "term_ids", "counts"):
+        assert (getattr(got, field) == getattr(expected, field)).all(), field
+    empty = bags_from_arrays([], [])
+    assert bag_dict(merge_bags(empty, second)) == bag_dict(second) and len(merge_bags(empty, empty)) == 0
+
+
+def test_builder_merges_again_and_again_without_changing_bags() -> None:
+    rng = np.random.default_rng(14)
+    builder = BagBuilder(window=3, merge_floor=2000)
+    links = random_links(rng, list(range(300)), 6000)
+    for url, anchor, before, after in links:
+        builder.add_fragment(url, anchor, before, after)
+    reference = BagBuilder(window=3, vocabulary=builder.vocabulary, merge_floor=1 << 30)
+    for link in links:
+        reference.add_fragment(*link)
+    assert not len(reference._merged) and len(builder._merged)
+    assert bag_dict(builder.bags()) == bag_dict(reference.bags())
+
+
 def bag_words(builder: BagBuilder) -> dict[int, dict[str, int]]:
     terms = builder.vocabulary.terms()
     return {bag: {terms[t]: c for t, c in counts.items()} for bag, counts in bag_dict(builder.bags()).items()}
@@ -581,7 +609,9 @@ def test_add_fragments_equals_add_fragment_link_by_link(window: int) -> None:
         one.add_fragments([1, 2], ["a"], ["b"], ["c"])
 
 
-def test_url_bags_give_full_recompute_signatures_and_retake_the_snapshot_on_doubling() -> None:
+@pytest.mark.parametrize("slice_bags", [2048, 7])
+def test_url_bags_give_full_recompute_signatures_and_retake_the_snapshot_on_doubling(slice_bags: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(anchors, "SIGN_SLICE_BAGS", slice_bags)  # 7: signed and counted in many slices
     rng = np.random.default_rng(12)
     urls = [f"http://h{i % 3}.test/p{i}" for i in range(60)]
     links = [(urls[int(i)], a, b, f) for i, a, b, f in random_links(rng, list(range(30)), 400)]
