@@ -20,8 +20,9 @@ core (0.93 measured; docs/ARCHITECTURE.md). The worker writes through its own co
 waits for it (off the reactor) and adds its counters to the crawl's stats
 (``mirrorscope/anchor_bags/*``). Pairs and CENTER clusters are not computed here:
 ``mirror-report detect`` recomputes everything offline (``crawler.similar``). Off with
-``ANCHOR_BAGS_ENABLED = False``. A resumed crawl first rebuilds the bags of what the store
-holds.
+``ANCHOR_BAGS_ENABLED = False``. A resumed crawl's worker first rebuilds the bags of what the
+store held when the crawl opened (``Store.anchor_high_water``; later pages come as messages),
+reading the links a batch at a time.
 """
 
 from __future__ import annotations
@@ -94,11 +95,13 @@ class AnchorBagPipeline:
     def open_spider(self) -> None:
         spider = self.crawler.spider
         context = multiprocessing.get_context("spawn")
+        # Read before any page of this crawl is stored: those reach the worker as messages.
+        resume_from = spider.store.anchor_high_water() if getattr(spider, "resumed", False) else None
         self.inbox, self.outbox = context.Queue(maxsize=INBOX_MESSAGES), context.Queue()
         self.sender.start()
         self.worker = context.Process(
             target=maintain_bags, name="mirrorscope-anchor-bags", daemon=True,
-            args=(spider.store.url, self.params, self.flush_pages, bool(getattr(spider, "resumed", False)), self.inbox, self.outbox),
+            args=(spider.store.url, self.params, self.flush_pages, resume_from, self.inbox, self.outbox),
         )
         self.worker.start()
         self.timer.start(self.interval, now=False)

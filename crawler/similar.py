@@ -34,14 +34,15 @@ from detectors.center import center_clusters
 from storage.store import Store
 
 
-def bags_from_store(store: Store, params: AnchorParams = DEFAULT_PARAMS) -> UrlBags:
-    """Every stored link and title fed once into URL-keyed bags."""
+def bags_from_store(store: Store, params: AnchorParams = DEFAULT_PARAMS, up_to: tuple[int, int] | None = None) -> UrlBags:
+    """Every stored link and title fed once into URL-keyed bags, the links a batch at a
+    time; with ``up_to`` (``Store.anchor_high_water``) only links and pages stored by then."""
     bags = UrlBags(params)
-    links = store.link_fragments()
-    for start in range(0, len(links), 50_000):
-        targets, anchors, befores, afters = zip(*links[start : start + 50_000])
+    last_link, last_page = up_to if up_to is not None else (None, None)
+    for batch in store.link_fragment_batches(up_to_id=last_link):
+        targets, anchors, befores, afters = zip(*batch)
         bags.add_links(targets, anchors, befores, afters)
-    for url, title in store.page_titles():
+    for url, title in store.page_titles(last_page):
         bags.add_title(url, title)
     return bags
 
@@ -130,15 +131,19 @@ def _next_message(inbox: Any) -> tuple[Any, ...]:
                 return ("orphaned",)
 
 
-def maintain_bags(database_url: str, params: AnchorParams, flush_pages: int, resumed: bool, inbox: Any, outbox: Any) -> None:
+def maintain_bags(
+    database_url: str, params: AnchorParams, flush_pages: int, resume_from: tuple[int, int] | None, inbox: Any, outbox: Any
+) -> None:
     """The crawl's anchor-bag worker, run in a process of its own
     (``crawler.anchor_bags.AnchorBagPipeline``): takes messages from ``inbox`` until
     ``("close",)``, then puts its counters (or ``{"error": text}``) on ``outbox``.
 
     ``("pages", targets, anchors, befores, afters, titles, pages)``: one entry per link,
-    (URL, title) pairs and the number of pages they came from; ``("flush",)``: store the signatures of the bags changed since the
-    last flush (also every ``flush_pages`` pages and at close). A resumed crawl first
-    rebuilds the bags of what the store holds.
+    (URL, title) pairs and the number of pages they came from; ``("flush",)``: store the
+    signatures of the bags changed since the last flush (also every ``flush_pages`` pages
+    and at close). A resumed crawl (``resume_from``: the store's high water when the crawl
+    opened) first rebuilds the bags of what the store held then; the pages stored since
+    arrive as messages and are not counted twice.
     """
     import time
     import traceback
@@ -149,7 +154,7 @@ def maintain_bags(database_url: str, params: AnchorParams, flush_pages: int, res
     store = None
     try:
         store = Store(database_url, migrate=False)
-        bags = bags_from_store(store, params) if resumed else UrlBags(params)
+        bags = bags_from_store(store, params, resume_from) if resume_from is not None else UrlBags(params)
         since = 0
 
         def flush() -> None:

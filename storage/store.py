@@ -6,7 +6,7 @@ URL, so fetching it again updates its row and replaces its links, never duplicat
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
@@ -378,16 +378,37 @@ class Store:
 
     # -- anchor bags (detectors.anchors) -------------------------------------------------
 
-    def link_fragments(self) -> list[tuple[str, str, str, str]]:
-        """(target URL, anchor, before, after) of every stored link, in storage order:
-        what anchor bags are built from (no joins)."""
-        query = select(Link.target_url, Link.anchor, Link.before, Link.after).order_by(Link.id)
+    def anchor_high_water(self) -> tuple[int, int]:
+        """The largest link id and page id stored (0 when none): a resumed crawl's anchor
+        worker reads up to these, since the pages stored after them reach it as messages."""
         with self.engine.connect() as conn:
-            return [tuple(r) for r in conn.execute(query)]
+            return (conn.scalar(select(func.coalesce(func.max(Link.id), 0))), conn.scalar(select(func.coalesce(func.max(Page.id), 0))))
 
-    def page_titles(self) -> list[tuple[str, str]]:
-        """(URL, title) of every page with a non-empty title, by page id."""
+    def link_fragment_batches(self, size: int = 50_000, up_to_id: int | None = None) -> Iterator[list[tuple[str, str, str, str]]]:
+        """(target URL, anchor, before, after) of the stored links in storage order, in
+        batches of ``size`` (one query each, by link id, so that millions of links are never
+        held at once; 6 million took several GB as one list); only ids <= ``up_to_id`` if given.
+        What anchor bags are built from (no joins)."""
+        last = None
+        while True:
+            query = select(Link.id, Link.target_url, Link.anchor, Link.before, Link.after).order_by(Link.id).limit(size)
+            if last is not None:
+                query = query.where(Link.id > last)
+            if up_to_id is not None:
+                query = query.where(Link.id <= up_to_id)
+            with self.engine.connect() as conn:
+                rows = conn.execute(query).all()
+            if not rows:
+                return
+            last = rows[-1][0]
+            yield [tuple(r[1:]) for r in rows]
+
+    def page_titles(self, up_to_id: int | None = None) -> list[tuple[str, str]]:
+        """(URL, title) of every page with a non-empty title, by page id (only ids <=
+        ``up_to_id`` if given)."""
         query = select(Page.url, Page.title).where(Page.title.is_not(None), Page.title != "").order_by(Page.id)
+        if up_to_id is not None:
+            query = query.where(Page.id <= up_to_id)
         with self.engine.connect() as conn:
             return [tuple(r) for r in conn.execute(query)]
 

@@ -95,7 +95,7 @@ def test_recompute_persists_the_full_pipeline_and_similar_reads_it(db_url: str) 
     before = similar_urls(store, "http://docs.test/lib/json.html")
     assert before is not None and before[0]["url"] == "http://mirror.test/lib/json.html"
     summary = recompute_anchor_bags(store)
-    links, titles = store.link_fragments(), store.page_titles()
+    links, titles = all_links(store), store.page_titles()
     assert len(links) == 8 and len(titles) == 6
     assert summary["bags"] == 8  # six library pages (links and titles) and two recipes (links)
     # The stored signatures are cluster_bags' over bags built link by link, by URL.
@@ -144,8 +144,23 @@ def test_recompute_persists_the_full_pipeline_and_similar_reads_it(db_url: str) 
     store.close()
 
 
+def all_links(store: Store) -> list[tuple[str, str, str, str]]:
+    return [link for batch in store.link_fragment_batches() for link in batch]
+
+
+def test_link_fragments_come_in_batches_up_to_a_mark(db_url: str) -> None:
+    store = linked_store(db_url)
+    links = all_links(store)
+    assert [len(b) for b in store.link_fragment_batches(3)] == [3, 3, 2]
+    assert [link for batch in store.link_fragment_batches(3) for link in batch] == links
+    last_link, last_page = store.anchor_high_water()
+    assert [len(b) for b in store.link_fragment_batches(5, up_to_id=last_link - 2)] == [5, 1]
+    assert store.page_titles(last_page) == store.page_titles()
+    store.close()
+
+
 def pages_message(store: Store) -> tuple:
-    links = store.link_fragments()
+    links = all_links(store)
     return ("pages", *map(list, zip(*links)), store.page_titles(), len(store.pages()))
 
 
@@ -156,7 +171,7 @@ def test_crawl_worker_flushes_changed_bags_and_resumes_from_the_store(db_url: st
     # Everything the store holds, in one message, then close: the full recompute's signatures.
     for message in (pages_message(store), ("close",)):
         inbox.put(message)
-    maintain_bags(store.url, DEFAULT_PARAMS, 1000, False, inbox, outbox)
+    maintain_bags(store.url, DEFAULT_PARAMS, 1000, None, inbox, outbox)
     stats = outbox.get_nowait()
     assert stats["signatures_written"] == 8 and stats["snapshots"] == 1 and stats["urls"] == 8 and stats["pages"] == 9
     incremental = dict(zip(*stored_signatures(store)))
@@ -168,7 +183,7 @@ def test_crawl_worker_flushes_changed_bags_and_resumes_from_the_store(db_url: st
     late = ("pages", ["http://cook.test/rye"], ["rye bread"], ["dark sour"], [""], [], 1)
     for message in (late, ("close",)):
         inbox.put(message)
-    maintain_bags(store.url, DEFAULT_PARAMS, 1, True, inbox, outbox)
+    maintain_bags(store.url, DEFAULT_PARAMS, 1, store.anchor_high_water(), inbox, outbox)
     stats = outbox.get_nowait()
     assert stats["urls"] == 8 and stats["signatures_written"] == 8  # first flush: the rebuilt bags' snapshot
     after = dict(zip(*stored_signatures(store)))
@@ -176,9 +191,31 @@ def test_crawl_worker_flushes_changed_bags_and_resumes_from_the_store(db_url: st
     store.close()
 
 
+def test_a_resumed_worker_counts_pages_stored_after_its_mark_once(db_url: str) -> None:
+    """The resumed crawl stores a page before its worker has read the store: the worker
+    reads up to the mark taken at open, and gets the page's links by message only."""
+    store = linked_store(db_url)
+    mark = store.anchor_high_water()
+    late = page("http://late.test/")
+    late.title = "late additions"
+    late.links = [LinkRecord("http://cook.test/rye", "cook.test", "rye bread", "dark sour", "loaf")]
+    store.write_pages([late], None)
+    inbox: queue.Queue = queue.Queue()
+    outbox: queue.Queue = queue.Queue()
+    message = ("pages", ["http://cook.test/rye"], ["rye bread"], ["dark sour"], ["loaf"], [("http://late.test/", "late additions")], 1)
+    for item in (message, ("close",)):
+        inbox.put(item)
+    maintain_bags(store.url, DEFAULT_PARAMS, 1000, mark, inbox, outbox)
+    assert outbox.get_nowait()["urls"] == 9
+    incremental = {u: s.tolist() for u, s in zip(*stored_signatures(store))}
+    recompute_anchor_bags(store)
+    assert incremental == {u: s.tolist() for u, s in zip(*stored_signatures(store))}
+    store.close()
+
+
 def test_crawl_worker_reports_errors() -> None:
     outbox: queue.Queue = queue.Queue()
-    maintain_bags("mysql://nowhere/x", DEFAULT_PARAMS, 10, False, queue.Queue(), outbox)
+    maintain_bags("mysql://nowhere/x", DEFAULT_PARAMS, 10, None, queue.Queue(), outbox)
     assert "unsupported database" in outbox.get_nowait()["error"]
 
 
