@@ -198,7 +198,7 @@ class Bags:
 
     bag_ids: np.ndarray  # (n,) int64
     offsets: np.ndarray  # (n + 1,) int64
-    term_ids: np.ndarray  # (total,) int64
+    term_ids: np.ndarray  # (total,) int32: 12 bytes an entry with the counts, not 16
     counts: np.ndarray  # (total,) int32
 
     def __len__(self) -> int:
@@ -231,8 +231,8 @@ def bags_from_arrays(
     terms = np.asarray(term_ids, dtype=np.int64).ravel()
     if bags.shape != terms.shape:
         raise ValueError("bag_ids and term_ids differ in length")
-    if terms.size and terms.min() < 0:
-        raise ValueError("term ids must not be negative")
+    if terms.size and (terms.min() < 0 or terms.max() >= 2**31):
+        raise ValueError("term ids must lie in [0, 2^31)")
     if bags.size and (bags[1:] >= bags[:-1]).all():  # rows grouped by bag already (the common case)
         ids = bags[np.concatenate(([True], bags[1:] != bags[:-1]))]
     else:
@@ -257,38 +257,44 @@ def bags_from_arrays(
         merged = np.add.reduceat(weights[order], starts).astype(np.int32) if key.size else np.empty(0, np.int32)
     key = key[starts]
     offsets = np.searchsorted(key // vocabulary, np.arange(ids.size + 1)).astype(np.int64)
-    return Bags(ids, offsets, key % vocabulary, merged)
+    return Bags(ids, offsets, (key % vocabulary).astype(np.int32), merged)
 
 
-#: Entries (of both inputs) joined per slice by ``merge_bags``.
-MERGE_SLICE_ENTRIES = 1 << 20
+#: Entries (of both inputs) joined per slice by ``merge_bags``: ~12 MB of temporaries.
+MERGE_SLICE_ENTRIES = 1 << 18
 
 
 def merge_bags(first: Bags, second: Bags, slice_entries: int = MERGE_SLICE_ENTRIES) -> Bags:
     """The union of two sets of bags, counts of shared (bag, term) entries summed.
 
     Equal to ``bags_from_arrays`` over both inputs' rows, but built a slice of bag ids
-    at a time (about ``slice_entries`` entries each), so that beyond the inputs and the
-    result only one slice's temporaries are held."""
+    at a time (about ``slice_entries`` entries each) into arrays sized for both inputs
+    and shrunk in place at the end, so that beyond the inputs and the result only one
+    slice's temporaries are held."""
     ids = np.union1d(first.bag_ids, second.bag_ids)
     entries = np.zeros(ids.size, dtype=np.int64)
     for bags in (first, second):
         entries[np.searchsorted(ids, bags.bag_ids)] += bags.sizes
-    ends = np.searchsorted(np.cumsum(entries), np.arange(slice_entries, int(entries.sum()) + slice_entries, slice_entries), side="right")
+    total = int(entries.sum())
+    ends = np.searchsorted(np.cumsum(entries), np.arange(slice_entries, total + slice_entries, slice_entries), side="right")
     bounds = np.unique(np.concatenate(([0], np.minimum(np.maximum(ends, 1), ids.size), [ids.size])))
-    sizes, terms, counts = [], [], []
+    offsets = np.zeros(ids.size + 1, dtype=np.int64)
+    terms, counts = np.empty(total, dtype=np.int32), np.empty(total, dtype=np.int32)
     for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
         part = [bags.select(ids[lo:hi]) for bags in (first, second)]
         joined = bags_from_arrays(
             np.concatenate([np.repeat(p.bag_ids, p.sizes) for p in part]), np.concatenate([p.term_ids for p in part]),
             np.concatenate([p.counts for p in part]), include=ids[lo:hi],
         )
-        sizes.append(joined.sizes)
-        terms.append(joined.term_ids)
-        counts.append(joined.counts)
-    offsets = np.concatenate(([0], np.cumsum(np.concatenate(sizes)) if sizes else [])).astype(np.int64)
-    empty = np.empty(0, dtype=np.int64)
-    return Bags(ids, offsets, np.concatenate(terms) if terms else empty, np.concatenate(counts) if counts else empty.astype(np.int32))
+        start = int(offsets[lo])
+        offsets[lo + 1 : hi + 1] = start + joined.offsets[1:]
+        terms[start : start + joined.term_ids.size] = joined.term_ids
+        counts[start : start + joined.counts.size] = joined.counts
+    # Shared entries were summed: fewer than both inputs'. resize() shrinks in place
+    # (realloc), where slicing and copying would hold the result twice.
+    for column in (terms, counts):
+        column.resize(int(offsets[-1]), refcheck=False)
+    return Bags(ids, offsets, terms, counts)
 
 
 class BagBuilder:

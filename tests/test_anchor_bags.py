@@ -164,7 +164,10 @@ def test_bags_from_arrays_merges_and_sorts() -> None:
     assert bags.offsets.tolist() == [0, 2, 4, 4]
     assert bags.term_ids.tolist() == [0, 1, 1, 3]
     assert bags.counts.tolist() == [1, 1, 1, 2]
-    assert bags.counts.dtype == np.int32 and bags.term_ids.dtype == np.int64
+    assert bags.counts.dtype == np.int32 and bags.term_ids.dtype == np.int32
+    for term in (-1, 2**31):  # term ids are kept in 32 bits
+        with pytest.raises(ValueError, match="term ids"):
+            bags_from_arrays([0], [term])
     weighted = bags_from_arrays([1, 1, 0], [4, 4, 4], counts=[2, 3, 7])
     assert bag_dict(weighted) == {0: {4: 7}, 1: {4: 5}}
     empty = bags_from_arrays([], [], include=[3])
