@@ -252,18 +252,19 @@ class DuplicatePipeline:
 class StorePipeline:
     """Writes pages to the spider's store in batches, on a thread of its own.
 
-    A batch is written when ``STORE_BATCH_SIZE`` pages are pending or
-    ``STORE_FLUSH_INTERVAL`` seconds have passed, and at close. One writer thread keeps
+    A batch is written when ``STORE_BATCH_SIZE`` pages or ``STORE_BATCH_LINKS`` links are
+    pending or ``STORE_FLUSH_INTERVAL`` seconds have passed, and at close. One writer thread keeps
     batches in order and keeps the database's latency off the reactor. A batch that
     fails is logged and counted (``mirrorscope/store_errors``); the crawl goes on.
     """
 
-    def __init__(self, crawler: Any, batch_size: int, interval: float):
+    def __init__(self, crawler: Any, batch_size: int, batch_links: int, interval: float):
         self.crawler = crawler
         self.stats = crawler.stats
-        self.batch_size = batch_size
+        self.batch_size, self.batch_links = batch_size, batch_links
         self.interval = interval
         self.pending: list[PageRecord] = []
+        self.pending_links = 0
         self.writes = Backlog(MAX_PENDING_WRITES)
         self.pool = ThreadPool(minthreads=1, maxthreads=1, name="mirrorscope-store")
         self.last_flush = time.monotonic()
@@ -272,7 +273,9 @@ class StorePipeline:
     @classmethod
     def from_crawler(cls, crawler: Any) -> "StorePipeline":
         settings = crawler.settings
-        return cls(crawler, settings.getint("STORE_BATCH_SIZE"), settings.getfloat("STORE_FLUSH_INTERVAL"))
+        return cls(
+            crawler, settings.getint("STORE_BATCH_SIZE"), settings.getint("STORE_BATCH_LINKS"), settings.getfloat("STORE_FLUSH_INTERVAL")
+        )
 
     def open_spider(self) -> None:
         # The spider owns the store and the run: it opens both before anything is queued.
@@ -287,7 +290,8 @@ class StorePipeline:
             # bounded scraper slot, not in an unbounded backlog of batches.
             await self.writes.room()
             self.pending.append(item.record)
-            if len(self.pending) >= self.batch_size:
+            self.pending_links += len(item.record.links)
+            if len(self.pending) >= self.batch_size or self.pending_links >= self.batch_links:
                 self._flush()
         return item
 
@@ -296,7 +300,7 @@ class StorePipeline:
             self._flush()
 
     def _flush(self) -> None:
-        batch, self.pending = self.pending, []
+        batch, self.pending, self.pending_links = self.pending, [], 0
         self.last_flush = time.monotonic()
         if not batch:
             return

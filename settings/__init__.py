@@ -19,6 +19,10 @@ DATABASE_URL = None
 # Pages written per transaction: one transaction per page would cap the crawl at the
 # disk's fsync rate; a few hundred amortise it while a kill loses at most one batch.
 STORE_BATCH_SIZE = 200
+# ...or as many links: the pages waiting for the store (this batch and two being
+# written) are most of a link-heavy crawl's memory (~500 bytes a stored link: 200 pages
+# of 300 links are 30 MB a batch).
+STORE_BATCH_LINKS = 20_000
 # Seconds a partial batch may wait before it is written anyway, so a slow crawl's pages
 # reach the store (and the report) promptly.
 STORE_FLUSH_INTERVAL = 2.0
