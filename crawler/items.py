@@ -21,5 +21,3 @@ class PageItem:
     outlinks: list[tuple[str, int]] = field(default_factory=list)
     #: (canonical tokens, anchor texts, HTML) for the page's spam score; dropped once scored.
     spam_input: tuple[list[str], list[str], str] | None = None
-    #: Canonical words on the page (set with the spam score).
-    word_count: int | None = None

@@ -167,7 +167,7 @@ class SpamScorePipeline(BatchThreadPipeline):
                 continue
             item.record.spam_score = verdict.score
             item.record.spam_reasons = verdict.messages
-            item.word_count = len(tokens)
+            item.record.word_count = len(tokens)
 
 
 class DuplicatePipeline:

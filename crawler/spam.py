@@ -173,7 +173,7 @@ class SpamMonitor:
         if record.spam_score is None:
             return
         state.scores.append(record.spam_score)
-        state.words.append(item.word_count or 0)
+        state.words.append(record.word_count or 0)
         state.degrees.append(len({link.target_url for link in record.links}))
         spam_page = record.spam_score >= SPAM_SCORE
         if spam_page:
@@ -320,19 +320,20 @@ class SpamMonitor:
         self.timer.start(FARM_SEARCH_INTERVAL, now=False)
 
     def _restore(self, store: Any) -> None:
-        """A resumed crawl keeps its verdicts, page scores and host graph (word counts and
-        out-degrees of the pages before the restart are not stored, so not restored)."""
+        """A resumed crawl keeps its verdicts, its pages' scores, word counts and
+        out-degrees, and its host graph."""
         for verdict in store.host_verdicts("spam", flagged_only=True):
             self.blocked[verdict["host"]] = "; ".join(verdict["reasons"][:3])
             self.policy.budget.block(verdict["host"], "spam")
-        for page in store.pages():
-            state = self.hosts.get(page["host"])
+        for host, score, words, degree in store.page_spam_evidence():
+            state = self.hosts.get(host)
             if state is None:
-                hostname = page["host"].rsplit(":", 1)[0]
-                state = self.hosts[page["host"]] = _HostState(registrable_domain(hostname), self.sample)
+                state = self.hosts[host] = _HostState(registrable_domain(host.rsplit(":", 1)[0]), self.sample)
             state.pages += 1
-            if page["spam_score"] is not None:
-                state.scores.append(page["spam_score"])
+            if score is not None:
+                state.scores.append(score)
+                state.words.append(words or 0)
+                state.degrees.append(degree)
         for source, _, _, target in store.host_graph():
             self.graph.setdefault(source, set()).add(target)
 

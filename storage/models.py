@@ -91,6 +91,8 @@ class Page(Base):
     #: The page's spam score in [0, 1] and the reasons that fired (``detectors.spam``).
     spam_score: Mapped[float | None] = mapped_column(Float)
     spam_reasons: Mapped[list[str] | None] = mapped_column(JSON)
+    #: Canonical words on the page, counted with its spam score (host template evidence).
+    word_count: Mapped[int | None] = mapped_column(Integer)
 
 
 class Link(Base):

@@ -65,5 +65,7 @@ class PageRecord:
     #: Spam score in [0, 1] and the reasons that fired (``detectors.spam.page_verdict``).
     spam_score: float | None = None
     spam_reasons: list[str] | None = None
+    #: Canonical words on the page (set with the spam score).
+    word_count: int | None = None
     #: (container URL, containment) for earlier pages this one lies mostly inside.
     contained_in: list[tuple[str, float]] = field(default_factory=list)

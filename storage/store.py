@@ -39,7 +39,7 @@ _ANCHOR_SIGNATURE_COLUMNS = ("m", "seed", "window", "scale", "cap", "idf_bags", 
 _PAGE_COLUMNS = (
     "host_id", "crawl_run_id", "path", "depth", "status", "outcome", "error", "content_type",
     "length", "fetched_at", "fingerprint", "title", "redirect_to", "duplicate_kind", "duplicate_score",
-    "spam_score", "spam_reasons",
+    "spam_score", "spam_reasons", "word_count",
 )
 
 
@@ -157,7 +157,7 @@ class Store:
                 "content_type": r.content_type, "length": r.length, "fetched_at": r.fetched_at,
                 "fingerprint": to_signed64(r.fingerprint), "title": r.title, "redirect_to": r.redirect_to,
                 "duplicate_kind": r.duplicate_kind, "duplicate_score": r.duplicate_score,
-                "spam_score": r.spam_score, "spam_reasons": r.spam_reasons,
+                "spam_score": r.spam_score, "spam_reasons": r.spam_reasons, "word_count": r.word_count,
             }
             for r in records
         ]
@@ -351,6 +351,25 @@ class Store:
         )
         with self.engine.connect() as conn:
             return [dict(r) for r in conn.execute(query).mappings()]
+
+    def page_spam_evidence(self) -> Iterator[tuple[str, float | None, int | None, int]]:
+        """Per page in fetch order: (host, spam score, word count, distinct link targets).
+
+        Streamed, because a resumed crawl reads it for every page it has stored."""
+        degrees = (
+            select(Link.source_page_id, func.count(func.distinct(Link.target_url)).label("degree"))
+            .group_by(Link.source_page_id)
+            .subquery()
+        )
+        query = (
+            select(Host.name, Page.spam_score, Page.word_count, func.coalesce(degrees.c.degree, 0))
+            .join(Host, Host.id == Page.host_id)
+            .outerjoin(degrees, degrees.c.source_page_id == Page.id)
+            .order_by(Page.id)
+        )
+        with self.engine.connect() as conn:
+            for row in conn.execution_options(yield_per=10_000).execute(query):
+                yield tuple(row)  # type: ignore[misc]
 
     def host_links(self) -> list[tuple[str, str | None, str]]:
         """Distinct (source host, target host, target URL) of every stored link."""

@@ -6,15 +6,23 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Iterator
+from datetime import datetime, timezone
 from pathlib import Path
+from types import SimpleNamespace
 from urllib.parse import urlsplit
 
 import pytest
+from scrapy import Spider
+from scrapy.settings import Settings
+from scrapy.utils.test import get_crawler
 
 from crawler.sandbox import Host, SandboxServer, World, build_full_world
 from crawler.sandbox.markup import document, html_resource
 from crawler.sandbox.sites.spam import cloak_for
 from crawler.sandbox.text import Prose
+from crawler.spam import SpamMonitor
+from detectors.spam import host_features
+from storage.records import LinkRecord, PageRecord
 from storage.store import Store
 from tests.conftest import crawl_world, mirror_report, scrapy_crawl
 
@@ -125,3 +133,27 @@ def test_a_host_that_shows_crawlers_another_page_than_people_is_flagged_for_cloa
     assert fetches.count(("www.potting-shed.com", "/")) == 3  # crawler, browser, crawler again
     assert not verdicts["www.seed-library.org"]["flagged"] and verdicts["www.seed-library.org"]["features"]["cloak_resemblance"] == 1.0
     assert fetches.count(("www.seed-library.org", "/")) == 2
+
+
+def test_a_resumed_crawl_judges_hosts_on_the_word_counts_and_out_degrees_stored_before(db_url: str) -> None:
+    store = Store(db_url)
+    run = store.start_run([], {})
+    links = [LinkRecord(f"http://t{n}.test/", f"t{n}.test", "a", "", "") for n in range(40)]
+    store.write_pages([
+        PageRecord(url=f"http://tpl.test/{n}", host="tpl.test", hostname="tpl.test", port=None, path=f"/{n}", depth=1,
+                   outcome="ok", fetched_at=datetime.now(timezone.utc), spam_score=0.2, word_count=250, links=links)
+        for n in range(12)
+    ], run)
+    project = Settings()
+    project.setmodule("settings")
+    sketching = {key: project[key] for key in ("SKETCH_SEED", "SHINGLE_SIZE", "SKETCH_MIN_S", "SKETCH_MOD_M")}
+    crawler = get_crawler(Spider, settings_dict={**sketching, "HOSTS_FILE": None})
+    crawler.spider = SimpleNamespace(resumed=True, store=store)
+    monitor = SpamMonitor(crawler)
+    monitor.spider_opened()
+    monitor.timer.stop()
+    evidence = monitor.evidence("tpl.test")
+    assert evidence.word_counts == (250,) * 12 and evidence.out_degrees == (40,) * 12
+    features = host_features(evidence)
+    assert features.same_word_count_share == 1.0 and features.median_out_degree == 40
+    store.close()

@@ -138,3 +138,14 @@ def test_duplicates_and_containments_resolve_to_earlier_pages(db_url: str) -> No
         got = sorted((r.page_id, r.container_id, r.containment) for r in conn.execute(select(Containment)))
     assert got == sorted([(rows["http://b.test/part"]["id"], rows["http://a.test/orig"]["id"], 0.93), (rows["http://b.test/part"]["id"], rows["http://b.test/copy"]["id"], 0.9)])
     store.close()
+
+
+def test_page_spam_evidence_gives_scores_word_counts_and_distinct_targets_in_fetch_order(db_url: str) -> None:
+    store = Store(db_url)
+    run = store.start_run([], {})
+    targets = ("http://b.test/1", "http://b.test/1", "http://c.test/2", "http://a.test/3")
+    store.write_pages([page("http://a.test/x", links=targets, spam_score=0.9, word_count=250)], run)
+    store.write_pages([page("http://b.test/1", spam_score=0.1, word_count=0), page("http://b.test/bin", outcome="not-html")], run)
+    got = list(store.page_spam_evidence())
+    assert got == [("a.test", 0.9, 250, 3), ("b.test", 0.1, 0, 0), ("b.test", None, None, 0)]
+    store.close()
