@@ -82,10 +82,12 @@ from scrapy.exceptions import DontCloseSpider
 from scrapy.http import Response
 from scrapy.pqueues import QueueProtocol
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
+from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.misc import build_from_crawler
 
 from crawler.hosts import host_key, read_hosts_file, registrable_domain
 from crawler.items import PageItem
+from crawler.pipelines import store_written, unwritten_pages
 from detectors.budget import BudgetPolicy, HostBudget
 from detectors.traps import TrapLimits, TrapMonitor, calendar_like
 from storage.records import PageRecord
@@ -442,6 +444,7 @@ class FrontierMiddleware(BaseSpiderMiddleware):
         self.policy = FrontierPolicy.of(crawler)
         self.refilled_at = 0
         self.truncated = False
+        self.waiting = False
         crawler.signals.connect(self.spider_idle, signal=signals.spider_idle)
 
     def _cap_drops(self) -> int:
@@ -451,11 +454,32 @@ class FrontierMiddleware(BaseSpiderMiddleware):
     def spider_idle(self) -> None:
         """URLs dropped because their host's queue was full are parked in the store (the
         links without a page): when the crawl runs dry, the frontier is refilled from it,
-        up to the caps again, until nothing more is admitted."""
+        up to the caps again, until nothing more is admitted. The last pages' links may
+        not be stored yet: the crawl then stays open and refills once they are."""
+        spider = self.crawler.spider
+        if (self._cap_drops() == self.refilled_at and not self.truncated) or not hasattr(spider, "unfetched"):
+            return
+        if unwritten_pages(self.crawler):
+            if not self.waiting:
+                self.waiting = True
+                deferred_from_coro(self._refill_once_written()).addErrback(
+                    lambda failure: logger.error("frontier: refill failed: %s", failure.getErrorMessage())
+                )
+            raise DontCloseSpider
+        if self._refill():
+            raise DontCloseSpider
+
+    async def _refill_once_written(self) -> None:
+        try:
+            await store_written(self.crawler)
+        finally:
+            self.waiting = False
+        # Requests scheduled here wake the engine; with none, its next idle check closes.
+        self._refill()
+
+    def _refill(self) -> int:
         drops = self._cap_drops()
         spider = self.crawler.spider
-        if (drops == self.refilled_at and not self.truncated) or not hasattr(spider, "unfetched"):
-            return
         admitted = 0
         for url, depth in spider.unfetched():
             # One at a time: each admission fills the queue the next refusal looks at.
@@ -467,7 +491,8 @@ class FrontierMiddleware(BaseSpiderMiddleware):
         self.crawler.stats.inc_value("frontier/refilled", admitted)
         if admitted:
             logger.info("frontier: refilled %d URLs from the store", admitted)
-            raise DontCloseSpider
+        return admitted
+
     async def process_start(self, start: AsyncIterator[Any]) -> AsyncIterator[Any]:
         spider = self.crawler.spider
         if getattr(spider, "resumed", False):

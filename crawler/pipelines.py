@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import time
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import defer, reactor, task, threads
@@ -22,6 +23,22 @@ logger = logging.getLogger(__name__)
 #: Batches of pages the store's writer thread may have in hand (one written, one waiting)
 #: before pages wait in Scrapy's scraper slot (``crawler.backlog``).
 MAX_PENDING_WRITES = 2
+
+_WRITERS: WeakKeyDictionary[Any, StorePipeline] = WeakKeyDictionary()
+
+
+def unwritten_pages(crawler: Any) -> bool:
+    """Whether the crawl's store pipeline holds pages that are not in the store yet."""
+    writer = _WRITERS.get(crawler)
+    return writer is not None and bool(writer.pending or writer.writes.running)
+
+
+async def store_written(crawler: Any) -> None:
+    """Write the crawl's pending pages now; return once every batch is in the store."""
+    writer = _WRITERS.get(crawler)
+    if writer is not None:
+        writer._flush()
+        await writer.writes.drain()
 
 
 def sketch_record(sketch: DocumentSketch) -> SketchRecord:
@@ -253,9 +270,10 @@ class StorePipeline:
     """Writes pages to the spider's store in batches, on a thread of its own.
 
     A batch is written when ``STORE_BATCH_SIZE`` pages or ``STORE_BATCH_LINKS`` links are
-    pending or ``STORE_FLUSH_INTERVAL`` seconds have passed, and at close. One writer thread keeps
-    batches in order and keeps the database's latency off the reactor. A batch that
-    fails is logged and counted (``mirrorscope/store_errors``); the crawl goes on.
+    pending or ``STORE_FLUSH_INTERVAL`` seconds have passed, at close, and when
+    :func:`store_written` asks. One writer thread keeps batches in order and keeps the
+    database's latency off the reactor. A batch that fails is logged and counted
+    (``mirrorscope/store_errors``); the crawl goes on.
     """
 
     def __init__(self, crawler: Any, batch_size: int, batch_links: int, interval: float):
@@ -269,6 +287,7 @@ class StorePipeline:
         self.pool = ThreadPool(minthreads=1, maxthreads=1, name="mirrorscope-store")
         self.last_flush = time.monotonic()
         self.timer = task.LoopingCall(self._flush_if_due)
+        _WRITERS[crawler] = self
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "StorePipeline":

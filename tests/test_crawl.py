@@ -459,3 +459,17 @@ def test_detection_over_hostile_stores(db_url: str) -> None:
     assert store.duplicate_clusters("broder")[0]["identical"] is True
     detect_mirrors(store)
     store.close()
+
+
+def test_urls_parked_at_a_full_host_queue_are_all_fetched_from_the_store(tmp_path: Path, sqlite_url: str) -> None:
+    """A host queue of 5 parks the index's other 35 links in the store; the crawl goes
+    idle right after the index's neighbours, before the index's batch was written, and
+    must refill from the store rather than close."""
+    index = " ".join(f'<a href="/p{n}.html">Chapter {n}</a>' for n in range(40))
+    pages = {"/": html_resource(document("Handbook", index))}
+    pages |= {f"/p{n}.html": html_resource(document(f"Chapter {n}", f"<p>Chapter {n} of the handbook, on topic {n * 7919}.</p>")) for n in range(40)}
+    world = World(seed=0, hosts=[Host("docs.handbook.org", "127.0.1.70", "other", pages)], seed_paths=[("docs.handbook.org", "/")])
+    _, fetches = crawl_world(world, tmp_path, sqlite_url, "-s", "FRONTIER_HOST_QUEUE_CAP=5")
+    fetched = {path for host, path in fetches if host == "docs.handbook.org"}
+    missing = {f"/p{n}.html" for n in range(40)} - fetched
+    assert not missing, f"{len(missing)} of 40 never fetched"

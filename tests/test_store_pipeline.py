@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from types import SimpleNamespace
 
+import pytest
 from scrapy import Spider
+from scrapy.exceptions import DontCloseSpider
 from scrapy.utils.test import get_crawler
+from twisted.internet import reactor
 
+from crawler.frontier import FrontierMiddleware
 from crawler.items import PageItem
-from crawler.pipelines import StorePipeline
+from crawler.pipelines import StorePipeline, unwritten_pages
 from storage.store import Store
 from tests.test_store import page
 
@@ -35,4 +40,35 @@ def test_a_batch_is_written_once_its_pages_hold_store_batch_links(tmp_path: Path
     finally:
         pipeline.pool.stop()  # waits for the write on the pool's thread
     assert [p["url"] for p in pipeline.store.pages()] == [r.url for r in heavy[:4]]
+    pipeline.store.close()
+
+
+def test_an_idle_crawl_stays_open_until_its_pages_are_written_and_then_refills(tmp_path: Path) -> None:
+    crawler = get_crawler(Spider, settings_dict={"STORE_BATCH_SIZE": 200, "HOSTS_FILE": None})
+    pipeline = StorePipeline.from_crawler(crawler)
+    pipeline.store, pipeline.run_id = Store(f"sqlite:///{tmp_path}/pipeline.db"), None
+    middleware = FrontierMiddleware.from_crawler(crawler)
+    stored = lambda: [p["url"] for p in pipeline.store.pages()]  # noqa: E731
+    expanded: list[tuple[list[tuple[str, int]], list[str]]] = []
+    # The spider reads parked links from the store: the refill must see the page's link there.
+    crawler.spider = SimpleNamespace(unfetched=lambda: iter([("http://docs.test/parked", 2)]),
+                                     expand=lambda urls: expanded.append((urls, stored())))
+    crawler.stats.set_value("frontier/dropped/queue-host-cap", 1)
+    assert not unwritten_pages(crawler)
+    pipeline.pool.start()
+    try:
+        asyncio.run(pipeline.process_item(PageItem(page("http://docs.test/", links=("http://docs.test/parked",)))))
+        assert unwritten_pages(crawler)
+        with pytest.raises(DontCloseSpider):
+            middleware.spider_idle()
+        assert expanded == [] and pipeline.pending == [] and len(pipeline.writes) == 1
+        with pytest.raises(DontCloseSpider):  # still waiting: one write, one refill
+            middleware.spider_idle()
+    finally:
+        pipeline.pool.stop()  # waits for the write on the pool's thread
+    # The write's result reaches the reactor thread by callFromThread: deliver it.
+    reactor.runUntilCurrent()
+    assert not unwritten_pages(crawler)
+    assert expanded == [([("http://docs.test/parked", 2)], ["http://docs.test/"])]
+    middleware.spider_idle()  # nothing dropped since: the crawl may close
     pipeline.store.close()
