@@ -16,6 +16,8 @@ _EXTRACT = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 # Characters a URL may hold unescaped; anything else is percent-encoded as Scrapy would.
 _SAFE = re.compile(r"[A-Za-z0-9\-._~:/?\[\]@!$&'()*+,;=%]*")
+# WHATWG's forbidden host code points (':' stays: urllib gives an IPv6 literal's host unbracketed).
+_FORBIDDEN_HOST = re.compile(r"[\x00-\x20#/<>?@\[\\\]^|\x7f]")
 
 
 class HostsFileError(Exception):
@@ -80,6 +82,9 @@ def normalize_url(base: str, href: str, max_length: int = 2048) -> str | None:
     Resolutions are cached by the base's directory: documentation-like pages repeat the
     same hrefs on every page, and urllib's parsing was most of the crawl's CPU.
     """
+    # Whitespace around the whole reference is dropped (as browsers do); inside it, before
+    # a fragment too, it stays, and a host with a space in it is no host.
+    href = href.strip()
     hash_at = href.find("#")
     if hash_at >= 0:  # fragments never change the page: drop them before the cache
         href = href[:hash_at] or "#"
@@ -159,7 +164,6 @@ def _absolute(href: str) -> str | None:
 
 @lru_cache(maxsize=1 << 17)
 def _normalize(base: str, href: str, max_length: int) -> str | None:
-    href = href.strip()
     if base.startswith(("http://", "https://")) and base == normalize_base(base):
         joined = _join_relative(base, href)
         if joined is None:
@@ -182,7 +186,7 @@ def _normalize_general(url: str) -> str | None:
         port = parts.port
     except ValueError:
         return None
-    if parts.scheme not in _DEFAULT_PORTS or not parts.hostname:
+    if parts.scheme not in _DEFAULT_PORTS or not parts.hostname or _FORBIDDEN_HOST.search(parts.hostname):
         return None
     host = parts.hostname
     if ":" in host:  # IPv6 literal

@@ -27,6 +27,9 @@ from crawler.resolver import StaticHostsResolver
         ("http://a.test/", "ftp://a.test/f", None),
         ("http://a.test/", "http://[::1", None),
         ("http://a.test/", "   ", None),
+        ("http://a.test/", "  /p.html#top ", "http://a.test/p.html"),
+        # A space inside the reference is not trimmed: before the fragment it ends the host.
+        ("http://a.test/", "http://b.test #top", None),
         ("", "http://a.test", "http://a.test/"),
     ],
 )
