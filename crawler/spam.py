@@ -200,10 +200,13 @@ class SpamMonitor:
 
     def _spam_links(self, record: PageRecord) -> None:
         for link in record.links:
-            if link.target_host and link.target_host != record.host:
-                links = self.spam_links.setdefault(link.target_host, [])
-                if len(links) < MAX_SPAM_LINKS:
-                    links.append((record.host, link.target_url, link.anchor.lower()))
+            self._spam_link(record.host, link.target_host, link.target_url, link.anchor)
+
+    def _spam_link(self, source: str, target_host: str | None, target_url: str, anchor: str) -> None:
+        if target_host and target_host != source:
+            links = self.spam_links.setdefault(target_host, [])
+            if len(links) < MAX_SPAM_LINKS:
+                links.append((source, target_url, anchor.lower()))
 
     def _anchors(self, host: str) -> tuple[str, ...]:
         return tuple(anchor for _, _, anchor in self.spam_links.get(host, ()))
@@ -320,11 +323,9 @@ class SpamMonitor:
         self.timer.start(FARM_SEARCH_INTERVAL, now=False)
 
     def _restore(self, store: Any) -> None:
-        """A resumed crawl keeps its verdicts, its pages' scores, word counts and
-        out-degrees, and its host graph."""
-        for verdict in store.host_verdicts("spam", flagged_only=True):
-            self.blocked[verdict["host"]] = "; ".join(verdict["reasons"][:3])
-            self.policy.budget.block(verdict["host"], "spam")
+        """A resumed crawl gets back what the monitor knew: its pages' scores, word counts
+        and out-degrees, its hosts' addresses, duplicates and cloaking checks, the links of
+        spam pages, the host graph, and the blocks of flagged hosts."""
         for host, score, words, degree in store.page_spam_evidence():
             state = self.hosts.get(host)
             if state is None:
@@ -334,6 +335,24 @@ class SpamMonitor:
                 state.scores.append(score)
                 state.words.append(words or 0)
                 state.degrees.append(degree)
+        for row in store.hosts():
+            if row["ip"] and row["name"] in self.hosts:
+                self.hosts[row["name"]].ip = row["ip"]
+                self.ip_hosts.setdefault(row["ip"], set()).add(row["name"])
+        for host, count in store.same_host_duplicates().items():
+            if host in self.hosts:
+                self.hosts[host].duplicates = count
+        for source, target_host, target_url, anchor in store.spam_page_links(SPAM_SCORE):
+            self._spam_link(source, target_host, target_url, anchor)
+        for verdict in store.host_verdicts("spam"):
+            state = self.hosts.get(verdict["host"])
+            if state is not None:
+                state.cloak = verdict["features"].get("cloak_resemblance")
+                state.refetch = verdict["features"].get("refetch_resemblance")
+                state.checked = state.cloak is not None
+            if verdict["flagged"]:
+                self.blocked[verdict["host"]] = "; ".join(verdict["reasons"][:3])
+                self.policy.budget.block(verdict["host"], "spam")
         for source, _, _, target in store.host_graph():
             self.graph.setdefault(source, set()).add(target)
 

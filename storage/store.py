@@ -371,6 +371,33 @@ class Store:
             for row in conn.execution_options(yield_per=10_000).execute(query):
                 yield tuple(row)  # type: ignore[misc]
 
+    def same_host_duplicates(self) -> dict[str, int]:
+        """Per host: its pages that duplicate another page of the same host."""
+        original = aliased(Page)
+        query = (
+            select(Host.name, func.count(Page.id))
+            .join(Host, Host.id == Page.host_id)
+            .join(original, original.id == Page.duplicate_of_id)
+            .where(original.host_id == Page.host_id)
+            .group_by(Host.name)
+        )
+        with self.engine.connect() as conn:
+            return {name: count for name, count in conn.execute(query)}
+
+    def spam_page_links(self, min_score: float) -> Iterator[tuple[str, str | None, str, str]]:
+        """(source host, target host, target URL, anchor) of the links on pages scored at
+        least ``min_score``, in the order they were stored (streamed)."""
+        query = (
+            select(Host.name, Link.target_host, Link.target_url, Link.anchor)
+            .join(Page, Page.id == Link.source_page_id)
+            .join(Host, Host.id == Page.host_id)
+            .where(Page.spam_score >= min_score)
+            .order_by(Link.id)
+        )
+        with self.engine.connect() as conn:
+            for row in conn.execution_options(yield_per=10_000).execute(query):
+                yield tuple(row)  # type: ignore[misc]
+
     def host_links(self) -> list[tuple[str, str | None, str]]:
         """Distinct (source host, target host, target URL) of every stored link."""
         query = (

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Iterator
-from datetime import datetime, timezone
 from pathlib import Path
 from types import SimpleNamespace
 from urllib.parse import urlsplit
@@ -20,11 +19,12 @@ from crawler.sandbox import Host, SandboxServer, World, build_full_world
 from crawler.sandbox.markup import document, html_resource
 from crawler.sandbox.sites.spam import cloak_for
 from crawler.sandbox.text import Prose
+from crawler.frontier import FrontierPolicy
 from crawler.spam import SpamMonitor
 from detectors.spam import host_features
-from storage.records import LinkRecord, PageRecord
 from storage.store import Store
 from tests.conftest import crawl_world, mirror_report, scrapy_crawl
+from tests.test_store import page
 
 
 def name(host: str) -> str:
@@ -135,15 +135,19 @@ def test_a_host_that_shows_crawlers_another_page_than_people_is_flagged_for_cloa
     assert fetches.count(("www.seed-library.org", "/")) == 2
 
 
-def test_a_resumed_crawl_judges_hosts_on_the_word_counts_and_out_degrees_stored_before(db_url: str) -> None:
+def test_a_resumed_crawl_judges_hosts_on_the_evidence_stored_before(db_url: str) -> None:
     store = Store(db_url)
     run = store.start_run([], {})
-    links = [LinkRecord(f"http://t{n}.test/", f"t{n}.test", "a", "", "") for n in range(40)]
-    store.write_pages([
-        PageRecord(url=f"http://tpl.test/{n}", host="tpl.test", hostname="tpl.test", port=None, path=f"/{n}", depth=1,
-                   outcome="ok", fetched_at=datetime.now(timezone.utc), spam_score=0.2, word_count=250, links=links)
-        for n in range(12)
-    ], run)
+    targets = tuple(f"http://t{n}.test/" for n in range(40))
+    template = [page(f"http://tpl.test/{n}", links=targets, ip="127.0.1.9", spam_score=0.2, word_count=250) for n in range(12)]
+    template[11].duplicate_of, template[11].duplicate_kind, template[11].duplicate_score = "http://tpl.test/0", "near", 0.9
+    farm = page("http://farm.test/", links=("http://victim.test/buy",), ip="127.0.1.9", spam_score=0.9, word_count=80)
+    store.write_pages([*template, farm], run)
+    features = {"cloak_resemblance": 0.95, "refetch_resemblance": None}
+    store.replace_host_verdicts([
+        {"host": "tpl.test", "kind": "spam", "flagged": False, "score": 0.3, "pages": 12, "reasons": [], "features": features},
+        {"host": "farm.test", "kind": "spam", "flagged": True, "score": 0.9, "pages": 1, "reasons": ["link farm"], "features": {}},
+    ])
     project = Settings()
     project.setmodule("settings")
     sketching = {key: project[key] for key in ("SKETCH_SEED", "SHINGLE_SIZE", "SKETCH_MIN_S", "SKETCH_MOD_M")}
@@ -154,6 +158,10 @@ def test_a_resumed_crawl_judges_hosts_on_the_word_counts_and_out_degrees_stored_
     monitor.timer.stop()
     evidence = monitor.evidence("tpl.test")
     assert evidence.word_counts == (250,) * 12 and evidence.out_degrees == (40,) * 12
+    assert evidence.hosts_on_ip == 2 and evidence.near_duplicate_fraction == pytest.approx(1 / 12)
+    assert evidence.cloak_resemblance == 0.95 and monitor.hosts["tpl.test"].checked  # not checked again
     features = host_features(evidence)
     assert features.same_word_count_share == 1.0 and features.median_out_degree == 40
+    assert monitor.spam_links == {"victim.test": [("farm.test", "http://victim.test/buy", "anchor 0")]}
+    assert "farm.test" in monitor.blocked and FrontierPolicy.of(crawler).budget.blocked("farm.test")
     store.close()
