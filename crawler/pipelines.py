@@ -37,8 +37,7 @@ async def store_written(crawler: Any) -> None:
     """Write the crawl's pending pages now; return once every batch is in the store."""
     writer = _WRITERS.get(crawler)
     if writer is not None:
-        writer._flush()
-        await writer.writes.drain()
+        await writer.written()
 
 
 def sketch_record(sketch: DocumentSketch) -> SketchRecord:
@@ -334,11 +333,15 @@ class StorePipeline:
         self.stats.inc_value("mirrorscope/store_errors")
         logger.error("could not store %d pages: %s", count, failure.getErrorMessage())
 
+    async def written(self) -> None:
+        """Write the pending pages now; return once every batch is in the store."""
+        self._flush()
+        await self.writes.drain()
+
     async def close_spider(self) -> None:
         if self.timer.running:
             self.timer.stop()
-        self._flush()
         try:
-            await self.writes.drain()
+            await self.written()
         finally:
             self.pool.stop()
