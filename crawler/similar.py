@@ -22,7 +22,9 @@ fetched to have a bag.
 from __future__ import annotations
 
 import multiprocessing
-import queue
+import multiprocessing.connection
+import os
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -115,20 +117,24 @@ def similar_urls(store: Store, url: str, limit: int = 10, params: AnchorParams =
     return [{"url": urls[r], "similarity": round(s, 4)} for r, s in found[:limit]]
 
 
-#: How often the worker, waiting for a message, checks that the crawl is still alive.
-PARENT_CHECK_SECONDS = 2.0
+def _leave_with_the_crawl() -> None:
+    """In a worker process, end the process as soon as the crawl's process is gone.
 
+    A crawl killed with SIGKILL never sends ``close``, and the worker may then be blocked
+    anywhere: in a store write, or half-way through a message whose rest never comes (the
+    worker holds the inbox pipe's write end too, so no end of file arrives). A thread that
+    waits on the parent's sentinel ends it wherever it is; what it had not flushed is
+    rebuilt from the store on resume, and a store write cut short is rolled back.
+    """
+    parent = multiprocessing.parent_process()
+    if parent is None:  # called in the crawl's own process (tests): nothing to outlive
+        return
 
-def _next_message(inbox: Any) -> tuple[Any, ...]:
-    """The next message, or ``("orphaned",)`` once the crawl's process is gone (a crawl
-    killed with SIGKILL never sends ``close``, and a worker left waiting would live on)."""
-    while True:
-        try:
-            return inbox.get(timeout=PARENT_CHECK_SECONDS)
-        except queue.Empty:
-            parent = multiprocessing.parent_process()
-            if parent is not None and not parent.is_alive():
-                return ("orphaned",)
+    def watch() -> None:
+        multiprocessing.connection.wait([parent.sentinel])
+        os._exit(0)
+
+    threading.Thread(target=watch, name="mirrorscope-parent-watch", daemon=True).start()
 
 
 def maintain_bags(
@@ -151,6 +157,7 @@ def maintain_bags(
     stats: dict[str, float] = {
         "absorb_cpu_seconds": 0.0, "flush_seconds": 0.0, "signatures_written": 0, "snapshots": 0, "urls": 0, "pages": 0,
     }
+    _leave_with_the_crawl()
     store = None
     try:
         store = Store(database_url, migrate=False)
@@ -167,10 +174,7 @@ def maintain_bags(
             stats["flush_seconds"] += time.monotonic() - started
 
         while True:
-            message = _next_message(inbox)
-            if message[0] == "orphaned":
-                # The crawl was killed: what was not flushed is rebuilt from the store on resume.
-                return
+            message = inbox.get()
             if message[0] == "pages":
                 started = time.process_time()
                 targets, anchors, befores, afters, titles, pages = message[1:]

@@ -16,6 +16,7 @@ from sqlalchemy import text
 
 from crawler.sandbox import Host, Resource, SandboxServer, World, build_world, is_copied
 from crawler.sandbox.markup import document, html_resource
+from crawler.similar import stored_signatures
 from storage.store import Store
 from tests.conftest import ROOT, crawl_world, mirror_report, scrapy_crawl
 
@@ -286,10 +287,7 @@ def test_killed_and_resumed_crawl_loses_nothing_and_stores_nothing_twice(slow_sa
     process.send_signal(signal.SIGKILL)
     process.wait()
     # The worker processes of a killed crawl notice and leave.
-    deadline = time.monotonic() + 30
-    while any(Path(f"/proc/{child}").exists() for child in children) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not any(Path(f"/proc/{child}").exists() for child in children), "a killed crawl left its worker processes behind"
+    assert _all_ended(children, within=30), f"a killed crawl left its worker processes behind: {_states(children)}"
     killed_at = _stored(sqlite_url)
     assert killed_at < len(slow_sandbox.expected_urls())
     result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
@@ -327,6 +325,68 @@ def test_demo_runs_within_a_minute_and_leaves_no_process(tmp_path: Path) -> None
     assert {"host", "score", "pages", "reasons"} <= set(report["spam_hosts"][0])
     leftovers = [p for p in Path("/proc").iterdir() if p.name.isdigit() and b"crawler.sandbox" in _cmdline(p) and str(tmp_path).encode() in _cmdline(p)]
     assert leftovers == []
+
+
+HALF_SENT_CRAWL = """
+import multiprocessing, os, signal, struct, sys
+from crawler.similar import maintain_bags
+from detectors.anchors import DEFAULT_PARAMS
+
+if __name__ == "__main__":
+    context = multiprocessing.get_context("spawn")
+    inbox, outbox = context.Queue(), context.Queue()
+    worker = context.Process(target=maintain_bags, args=(sys.argv[1], DEFAULT_PARAMS, 1, None, inbox, outbox), daemon=True)
+    worker.start()
+    print(worker.pid, flush=True)
+    inbox.put(("pages", ["http://cook.test/rye"], ["rye bread"], ["dark sour"], [""], [], 1))
+    sys.stdin.readline()
+    # What a kill in the middle of a send leaves in the pipe: a length, then less than it promised.
+    os.write(inbox._writer.fileno(), struct.pack("!i", 1 << 20) + bytes(100))
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_the_anchor_worker_of_a_crawl_killed_in_the_middle_of_a_message_leaves(sqlite_url: str) -> None:
+    """The worker then waits for bytes that never come (it holds the pipe's write end
+    too, so no end of file comes either): it used to live on for ever."""
+    store = Store(sqlite_url)
+    crawl = subprocess.Popen([sys.executable, "-c", HALF_SENT_CRAWL, sqlite_url], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    worker = crawl.stdout.readline().strip()
+    try:
+        deadline = time.monotonic() + 60
+        while "http://cook.test/rye" not in stored_signatures(store)[0]:  # the worker is in its loop
+            assert time.monotonic() < deadline and crawl.poll() is None, "the worker never stored the first message's signature"
+            time.sleep(0.1)
+        crawl.stdin.write("kill\n")
+        crawl.stdin.flush()
+        assert crawl.wait(timeout=30) == -signal.SIGKILL
+        assert _all_ended([worker], within=15), f"the worker is still there: {_states([worker])}"
+    finally:
+        if _states([worker])[worker] not in ("gone", "Z"):
+            os.kill(int(worker), signal.SIGKILL)
+        store.close()
+
+
+def _states(pids: list[str]) -> dict[str, str]:
+    """Each process's state letter (``Z`` for one that ended and awaits its reaper), or ``gone``."""
+    states = {}
+    for pid in pids:
+        try:
+            states[pid] = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            states[pid] = "gone"
+    return states
+
+
+def _all_ended(pids: list[str], within: float) -> bool:
+    """Whether every process ended within ``within`` seconds. An orphan that ended is a
+    zombie until init reaps it, which on some machines takes a while: it counts as ended."""
+    deadline = time.monotonic() + within
+    while any(state not in ("gone", "Z") for state in _states(pids).values()):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.2)
+    return True
 
 
 def _children(pid: int) -> list[str]:
