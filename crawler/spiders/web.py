@@ -328,7 +328,15 @@ class WebSpider(Spider):
     def parse(self, response: Response) -> Iterator[Any]:
         depth = response.meta.get("depth", 0)
         url = normalize_url("", response.url) or response.url
-        yield from self._redirect_sources(response, depth, url)
+        chain = [normalize_url("", u) or u for u in response.meta.get("redirect_urls", [])]
+        # A redirect to a URL the spider has a request of its own for (or has recorded):
+        # that request records it; a second record would count the page twice.
+        known = bool(chain) and url not in chain and url in self.seen
+        yield from self._redirect_sources(response, chain, depth, url)
+        if known:
+            self.crawler.stats.inc_value("mirrorscope/redirects_to_known_urls")
+            return
+        self.seen.add(url)
         content_type = response.headers.get(b"Content-Type", b"").decode("latin-1")[:255] or None
         ip = str(response.ip_address) if response.ip_address is not None else None
         fields: dict[str, Any] = dict(
@@ -385,21 +393,34 @@ class WebSpider(Spider):
             return "binary"
         return "ok"
 
-    def _redirect_sources(self, response: Response, depth: int, final: str) -> Iterator[PageItem]:
-        chain = [normalize_url("", u) or u for u in response.meta.get("redirect_urls", [])]
+    def _redirect_sources(self, response: Response, chain: list[str], depth: int, final: str) -> Iterator[PageItem]:
         reasons = response.meta.get("redirect_reasons", [])
+        recorded = set(self._chain_to_record(chain))
         for i, source in enumerate(chain):
+            if source not in recorded:
+                continue
+            recorded.discard(source)
             target = chain[i + 1] if i + 1 < len(chain) else final
             status = reasons[i] if i < len(reasons) and isinstance(reasons[i], int) else None
-            self.seen.add(source)
             yield PageItem(self._record(source, depth, "redirect", status=status, redirect_to=target))
+
+    def _chain_to_record(self, chain: list[str]) -> list[str]:
+        """The URLs of a redirect chain this request records: the one it asked for, and
+        each other URL once, unless the spider has a request of its own for it (which
+        records it). A loop's chain holds its URLs again and again, up to
+        ``REDIRECT_MAX_TIMES``; recording them once per turn counted one host's pages many
+        times over."""
+        unique = list(dict.fromkeys(chain))
+        own = unique[:1] + [url for url in unique[1:] if url not in self.seen]
+        self.seen.update(own)
+        return own
 
     def failed(self, failure: Failure) -> Iterator[PageItem]:
         request = failure.request  # type: ignore[attr-defined]
         outcome, error = classify_failure(failure)
-        # A redirect chain that ended in failure: every URL of it gets the outcome.
-        for url in [*request.meta.get("redirect_urls", []), request.url]:
-            url = normalize_url("", url) or url
+        # A redirect chain that ended in failure: every URL of it gets the outcome, once.
+        chain = [normalize_url("", url) or url for url in [*request.meta.get("redirect_urls", []), request.url]]
+        for url in self._chain_to_record(chain):
             logger.info("%s: %s (%s)", url, outcome, error)
             self.crawler.stats.inc_value(f"mirrorscope/outcome/{outcome}")
             self.seen.add(url)
