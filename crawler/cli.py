@@ -87,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="full: 41 hosts with harder mirrors, decoys, spam and traps (default); standard: 12 hosts")
     _add_output(demo)
 
-    detect = commands.add_parser("detect", help="rerun offline detection over the store (near-duplicate clusters)")
+    detect = commands.add_parser("detect", help="rerun offline detection over the store (near-duplicates, anchor bags, mirrors, spam hosts)")
     _add_db(detect)
     detect.add_argument("--threshold", type=float, default=0.5, help="resemblance that joins two pages (default 0.5, Broder's)")
 
@@ -252,6 +252,7 @@ def cmd_detect(args: argparse.Namespace) -> int:
 
     if not 0.0 < args.threshold <= 1.0:
         raise UsageError(f"--threshold must be in (0, 1], not {args.threshold}")
+    from crawler.host_spam import rejudge_spam
     from crawler.mirrors import detect_mirrors
     from crawler.similar import recompute_anchor_bags
 
@@ -264,9 +265,12 @@ def cmd_detect(args: argparse.Namespace) -> int:
             anchors = recompute_anchor_bags(store, progress=lambda text: status.update(safe_text(text)))
             status.update("ranking and validating mirror candidates on stored sketches")
             mirrors = detect_mirrors(store)
+            status.update("judging hosts for spam on the stored evidence")
+            spam = rejudge_spam(store)
     finally:
         store.close()
     console.print(f"mirrors: {mirrors['mirrors']} of {mirrors['pairs_judged']} candidate pairs, {mirrors['clusters']} clusters")
+    console.print(f"spam: {spam['flagged']} of {spam['hosts']} hosts flagged")
     for method in ("broder", "center", "super-shingles"):
         if method in summary:
             found = summary[method]

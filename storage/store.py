@@ -305,11 +305,12 @@ class Store:
             if rows:
                 conn.execute(insert(MirrorCluster), rows)
 
-    def replace_host_verdicts(self, verdicts: Sequence[dict[str, Any]]) -> None:
-        """Replace the spam and trap verdicts (rows of ``host_verdicts`` columns)."""
+    def replace_host_verdicts(self, verdicts: Sequence[dict[str, Any]], kind: str | None = None) -> None:
+        """Replace the spam and trap verdicts (rows of ``host_verdicts`` columns), or only
+        those of ``kind``."""
         now = _now()
         with self.engine.begin() as conn:
-            conn.execute(delete(HostVerdict))
+            conn.execute(delete(HostVerdict) if kind is None else delete(HostVerdict).where(HostVerdict.kind == kind))
             if verdicts:
                 conn.execute(insert(HostVerdict), [dict(v, detected_at=now) for v in verdicts])
 

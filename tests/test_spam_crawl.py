@@ -20,6 +20,7 @@ from crawler.sandbox.markup import document, html_resource
 from crawler.sandbox.sites.spam import cloak_for
 from crawler.sandbox.text import Prose
 from crawler.frontier import FrontierPolicy
+from crawler.host_spam import rejudge_spam
 from crawler.spam import SpamMonitor
 from detectors.spam import host_features
 from storage.store import Store
@@ -64,17 +65,27 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FullSandbox]:
     box.server.stop()
 
 
+def verdict_fields(verdict: dict) -> tuple:
+    return verdict["host"], verdict["kind"], verdict["flagged"], round(verdict["score"], 6), verdict["reasons"], verdict["pages"]
+
+
 def test_spam_hosts_are_flagged_with_reasons_and_cost_few_fetches(sandbox: FullSandbox, db_url: str) -> None:
     log = sandbox.crawl(db_url)
     share = sum(sandbox.spam_or_trap(host, path) for _, host, path in log) / len(log)
     assert share <= 0.03, f"{share:.3f} of {len(log)} fetches went to spam hosts and traps"
     store = Store(db_url)
     try:
+        crawled = store.host_verdicts()
         flagged = {name(v["host"]): v for v in store.host_verdicts("spam", flagged_only=True)}
         traps = {name(v["host"]): v for v in store.host_verdicts("trap", flagged_only=True)}
         doorway_reasons = [p["spam_reasons"] for p in store.pages() if name(urlsplit(p["url"]).netloc) == "www.cheap-harbourtown-hotels.info" and p["spam_score"]]
+        # Judged again from the store alone (mirror-report detect): the crawl's verdicts.
+        rejudge_spam(store)
+        rejudged = store.host_verdicts()
     finally:
         store.close()
+    diffs = [(a, b) for a, b in zip(map(verdict_fields, rejudged), map(verdict_fields, crawled)) if a != b]
+    assert not diffs, '\n'.join(map(str, diffs))
     assert set(flagged) == sandbox.spam  # precision and recall 1
     assert not set(flagged) & sandbox.good
     assert set(traps) == {"events.harbourtown-arts.org"}
@@ -156,12 +167,12 @@ def test_a_resumed_crawl_judges_hosts_on_the_evidence_stored_before(db_url: str)
     monitor = SpamMonitor(crawler)
     monitor.spider_opened()
     monitor.timer.stop()
-    evidence = monitor.evidence("tpl.test")
+    evidence = monitor.judge.evidence("tpl.test")
     assert evidence.word_counts == (250,) * 12 and evidence.out_degrees == (40,) * 12
     assert evidence.hosts_on_ip == 2 and evidence.near_duplicate_fraction == pytest.approx(1 / 12)
-    assert evidence.cloak_resemblance == 0.95 and monitor.hosts["tpl.test"].checked  # not checked again
+    assert evidence.cloak_resemblance == 0.95 and monitor.judge.hosts["tpl.test"].checked  # not checked again
     features = host_features(evidence)
     assert features.same_word_count_share == 1.0 and features.median_out_degree == 40
-    assert monitor.spam_links == {"victim.test": [("farm.test", "http://victim.test/buy", "anchor 0")]}
-    assert "farm.test" in monitor.blocked and FrontierPolicy.of(crawler).budget.blocked("farm.test")
+    assert monitor.judge.spam_links == {"victim.test": [("farm.test", "http://victim.test/buy", "anchor 0")]}
+    assert "farm.test" in monitor.judge.flagged and FrontierPolicy.of(crawler).budget.blocked("farm.test")
     store.close()
