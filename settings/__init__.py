@@ -179,6 +179,9 @@ SPIDER_MIDDLEWARES = {
     "crawler.frontier.FrontierMiddleware": 950,
 }
 DOWNLOADER_MIDDLEWARES = {
+    # A redirect back to a URL of its own chain fails at once instead of going round the
+    # loop up to REDIRECT_MAX_TIMES (the redirect middleware's new request passes here).
+    "crawler.middlewares.RedirectLoopMiddleware": 40,
     # Before robots.txt (100) so that a refused host is not even asked for robots.txt.
     "crawler.middlewares.HostPolicyMiddleware": 50,
     # Refuses the mirror side of validated mirrors (after the host policy, before robots).

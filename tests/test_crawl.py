@@ -269,6 +269,32 @@ def test_an_unreachable_robots_txt_disallows_its_host(tmp_path: Path, sqlite_url
     assert outcomes[("www.no-rules.org", "/")] == outcomes[("www.no-rules.org", "/a.html")] == "ok"
 
 
+def test_a_redirect_loop_costs_one_fetch_per_url_and_a_chain_is_followed(tmp_path: Path, sqlite_url: str) -> None:
+    def moved(to: str) -> Resource:
+        return Resource(status=302, body=b"", headers=(("Location", to),))
+
+    pages = {
+        "/loop-a": moved("/loop-b"), "/loop-b": moved("/loop-a"), "/self": moved("/self"),
+        "/old": moved("/older"), "/older": moved("/new.html"), "/new.html": html_resource(document("New", "<p>here now</p>")),
+    }
+    links = " ".join(f'<a href="{path}">{path}</a>' for path in ("/loop-a", "/self", "/old"))
+    host = Host("www.moving-house.org", "127.0.1.80", "other", {**pages, "/": html_resource(document("Moves", links))})
+    world = World(seed=0, hosts=[host], seed_paths=[(host.name, "/")])
+    _, requests = crawl_world(world, tmp_path, sqlite_url)
+    # Round the loop once, then refused: not up to REDIRECT_MAX_TIMES (5) times round.
+    assert sorted(path for _, path in requests if path in ("/loop-a", "/loop-b", "/self")) == ["/loop-a", "/loop-b", "/self"]
+    store = Store(sqlite_url)
+    try:
+        outcomes = {urlsplit(p["url"]).path: (p["outcome"], p["error"]) for p in store.pages()}
+        stats = store.runs()[0]["stats"]
+    finally:
+        store.close()
+    assert {path: outcomes[path][0] for path in ("/loop-a", "/loop-b", "/self")} == dict.fromkeys(("/loop-a", "/loop-b", "/self"), "redirect-loop")
+    assert outcomes["/loop-a"][1].startswith("redirect loop: back to http://www.moving-house.org:")
+    assert stats["mirrorscope/redirect_loops_cut"] == 2
+    assert (outcomes["/old"][0], outcomes["/older"][0], outcomes["/new.html"][0]) == ("redirect", "redirect", "ok")
+
+
 def _stored(db_url: str) -> int:
     store = Store(db_url)
     try:

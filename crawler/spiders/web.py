@@ -308,7 +308,7 @@ class WebSpider(Spider):
         self.seen.add(url)
         self.scheduled += 1
         # The spider's own seen-set has de-duplicated already; skipping Scrapy's filter saves
-        # a fingerprint per request and lets a redirect loop run into REDIRECT_MAX_TIMES
+        # a fingerprint per request and lets a redirect loop reach RedirectLoopMiddleware
         # (recorded) instead of vanishing silently in the filter.
         return Request(url, callback=self.parse, errback=self.failed, priority=-depth, meta={"depth": depth}, dont_filter=True)
 
