@@ -138,7 +138,16 @@ def _join_relative(base: str, href: str) -> str | None:
     path, sep, query = path_query.partition("?")
     if "/." in path:
         path = _remove_dot_segments(path)
-    return origin + path + sep + query
+    return origin + _without_empty_params(path) + sep + query
+
+
+def _without_empty_params(path: str) -> str:
+    """``path`` less the empty parameters of its last segment ("/x;" is "/x"). urllib drops
+    them in urljoin and urldefrag, but not when a reference has another scheme than its
+    base or no fragment: done on every path, one page has one URL however it is linked."""
+    if path.endswith(";") and path.find(";", path.rfind("/")) == len(path) - 1:
+        return path[:-1]
+    return path
 
 
 # An absolute http(s) URL already in normal form but for its port: lowercase host.
@@ -159,7 +168,7 @@ def _absolute(href: str) -> str | None:
             return None
         port = None if number == _DEFAULT_PORTS[scheme] else str(number)
     netloc = host if port is None else f"{host}:{port}"
-    return f"{scheme}://{netloc}{path or '/'}" + (f"?{query}" if query else "")
+    return f"{scheme}://{netloc}{_without_empty_params(path or '/')}" + (f"?{query}" if query else "")
 
 
 @lru_cache(maxsize=1 << 17)
@@ -192,7 +201,10 @@ def _normalize_general(url: str) -> str | None:
     if ":" in host:  # IPv6 literal
         host = f"[{host}]"
     netloc = host if port is None or port == _DEFAULT_PORTS[parts.scheme] else f"{host}:{port}"
-    url = urlunsplit((parts.scheme, netloc, parts.path or "/", parts.query, ""))
+    url = urlunsplit((parts.scheme, netloc, _without_empty_params(parts.path or "/"), parts.query, ""))
     if not _SAFE.fullmatch(url):
-        url = safe_url_string(url)
+        try:
+            url = safe_url_string(url)
+        except ValueError:  # w3lib's stricter host check: "http://[::1]@[é:"
+            return None
     return url

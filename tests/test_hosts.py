@@ -30,6 +30,16 @@ from crawler.resolver import StaticHostsResolver
         ("http://a.test/", "  /p.html#top ", "http://a.test/p.html"),
         # A space inside the reference is not trimmed: before the fragment it ends the host.
         ("http://a.test/", "http://b.test #top", None),
+        # A last segment's empty parameters go on every path (urljoin drops them): one URL.
+        ("http://a.test/", "http://b.test/x;", "http://b.test/x"),
+        ("http://a.test/", "HTTP://B.test/x;", "http://b.test/x"),
+        ("http://a.test/d/", "x;?q", "http://a.test/d/x?q"),
+        ("http://a.test/", "http://b.test/x;y", "http://b.test/x;y"),
+        ("http://a.test/", "http://b.test/;/x", "http://b.test/;/x"),
+        ("http://a.test/", "https://b.test/;?é", "https://b.test/?%C3%A9"),
+        ("http://a.test/", "https://b.test/;?é#top", "https://b.test/?%C3%A9"),
+        # urllib takes it, w3lib's host check does not: not crawlable (it raised).
+        ("http://a.test/", "http://[::1]@[é:", None),
         ("", "http://a.test", "http://a.test/"),
     ],
 )
