@@ -72,12 +72,12 @@ class HostState:
 class HostJudge:
     """The evidence about hosts and their spam verdicts (see the module docstring).
 
-    ``on_flagged(host, verdict)`` is called the first time a host is judged spam; the
+    ``on_flagged(host)`` is called the first time a host is judged spam; the
     hosts flagged so far (``flagged``: host to reason) count as spam in-links of the
     hosts they link to.
     """
 
-    def __init__(self, sample: int = HOST_SAMPLE, on_flagged: Callable[[str, Verdict], None] | None = None) -> None:
+    def __init__(self, sample: int = HOST_SAMPLE, on_flagged: Callable[[str], None] | None = None) -> None:
         self.sample = sample
         self.on_flagged = on_flagged
         self.hosts: dict[str, HostState] = {}
@@ -184,7 +184,7 @@ class HostJudge:
         if verdict.is_spam and host not in self.flagged:
             self.flagged[host] = f"spam {verdict.score:.2f}: " + "; ".join(verdict.messages[:3])
             if self.on_flagged is not None:
-                self.on_flagged(host, verdict)
+                self.on_flagged(host)
         return verdict
 
     def search_farms(self) -> None:
@@ -201,9 +201,10 @@ class HostJudge:
                     self.farm_of[host] = group
                     self.judge(host)
 
-    def spam_rows(self) -> list[dict[str, Any]]:
+    def spam_rows(self, settle: bool = False) -> list[dict[str, Any]]:
         """Every host's spam verdict as a ``host_verdicts`` row: the fetched hosts, then
-        the hosts only linked from spam pages (judged by their sources)."""
+        the hosts only linked from spam pages (judged by their sources). With ``settle``
+        the hosts are judged again until the flagged hosts stop changing."""
         self.search_farms()
         inlinks: dict[str, set[str]] = {}
         for source, targets in self.graph.items():
@@ -213,23 +214,28 @@ class HostJudge:
         self.anchor_verdicts = anchor_spam(
             [t for t, _, _, _ in links], [u for _, _, u, _ in links], [s for _, s, _, _ in links], [a for _, _, _, a in links]
         ) if links else {}
-        rows = []
-        for host in [*self.hosts, *(h for h in self.spam_links if h not in self.hosts)]:
-            verdict = self.judge(host, inlinks.get(host))
-            state = self.hosts.get(host)
-            scores = state.scores if state is not None else ()
-            rows.append({
-                "host": host, "kind": "spam", "flagged": verdict.is_spam, "score": verdict.score,
-                "pages": state.pages if state is not None else 0, "reasons": verdict.messages,
-                "features": {
-                    "scored_pages": len(scores), "spam_pages": int(sum(s >= SPAM_SCORE for s in scores)),
-                    "cloak_resemblance": state.cloak if state is not None else None,
-                    "refetch_resemblance": state.refetch if state is not None else None,
-                    "link_farm": len(self.farm_of[host].members) if host in self.farm_of else None,
-                    "inlink_hosts": len(inlinks.get(host, ())), "spam_links_in": len(self.spam_links.get(host, ())),
-                },
-            })
-        return rows
+        hosts = [*self.hosts, *(h for h in self.spam_links if h not in self.hosts)]
+        while True:
+            flagged = len(self.flagged)
+            rows = [self._row(host, inlinks.get(host, set())) for host in hosts]
+            if not settle or len(self.flagged) == flagged:  # flags are only ever added
+                return rows
+
+    def _row(self, host: str, inlinks: set[str]) -> dict[str, Any]:
+        verdict = self.judge(host, inlinks)
+        state = self.hosts.get(host)
+        scores = state.scores if state is not None else ()
+        return {
+            "host": host, "kind": "spam", "flagged": verdict.is_spam, "score": verdict.score,
+            "pages": state.pages if state is not None else 0, "reasons": verdict.messages,
+            "features": {
+                "scored_pages": len(scores), "spam_pages": int(sum(s >= SPAM_SCORE for s in scores)),
+                "cloak_resemblance": state.cloak if state is not None else None,
+                "refetch_resemblance": state.refetch if state is not None else None,
+                "link_farm": len(self.farm_of[host].members) if host in self.farm_of else None,
+                "inlink_hosts": len(inlinks), "spam_links_in": len(self.spam_links.get(host, ())),
+            },
+        }
 
 
 def rejudge_spam(store: Any, sample: int = HOST_SAMPLE) -> dict[str, int]:
@@ -242,10 +248,6 @@ def rejudge_spam(store: Any, sample: int = HOST_SAMPLE) -> dict[str, int]:
     """
     judge = HostJudge(sample)
     judge.restore(store, flags=False)
-    while True:
-        before = set(judge.flagged)
-        rows = judge.spam_rows()
-        if set(judge.flagged) == before:
-            break
+    rows = judge.spam_rows(settle=True)
     store.replace_host_verdicts(rows, kind="spam")
     return {"hosts": len(rows), "flagged": sum(r["flagged"] for r in rows)}

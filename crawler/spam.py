@@ -36,8 +36,8 @@ the duplicate pipeline expands a page)
 Verdicts are written to ``host_verdicts`` (spam, and trap verdicts of
 ``detectors.traps`` from the frontier's trap monitor) when the crawl goes idle and when
 it closes; ``mirror-report detect`` judges the spam verdicts again from the store
-(``crawler.host_spam.rejudge_spam``). ``SPAM_DETECTION_ENABLED`` switches the host verdicts and the gating off (page
-scores are the ``SpamScorePipeline``'s).
+(``crawler.host_spam.rejudge_spam``). ``SPAM_DETECTION_ENABLED`` switches the host
+verdicts and the gating off (page scores are the ``SpamScorePipeline``'s).
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ from crawler.hosts import host_key
 from crawler.items import PageItem
 from detectors.canonical import canonical_document
 from detectors.sketch import DocumentSketch, SketchParams, resemblance_min_s, sketch_many
-from detectors.spam import SPAM_SCORE, Verdict
+from detectors.spam import SPAM_SCORE
 from storage.records import PageRecord
 
 logger = logging.getLogger(__name__)
@@ -149,15 +149,15 @@ class SpamMonitor:
 
     # -- verdicts ------------------------------------------------------------------------
 
-    def _block(self, host: str, verdict: Verdict) -> None:
+    def _block(self, host: str) -> None:
         """A host was judged spam: the frontier queues nothing more of it."""
         self.policy.budget.block(host, "spam")
         self.stats.inc_value("spam/hosts_blocked")
         logger.info("spam: %s blocked (%s)", host, self.judge.flagged[host])
 
-    def _search_farms(self, force: bool = False) -> None:
+    def _search_farms(self) -> None:
         now = time.monotonic()
-        if not self.farms_dirty or (not force and now - self.last_farm_search < FARM_SEARCH_INTERVAL):
+        if not self.farms_dirty or now - self.last_farm_search < FARM_SEARCH_INTERVAL:
             return
         self.farms_dirty, self.last_farm_search = False, now
         self.judge.search_farms()

@@ -423,5 +423,4 @@ class WebSpider(Spider):
         for url in self._chain_to_record(chain):
             logger.info("%s: %s (%s)", url, outcome, error)
             self.crawler.stats.inc_value(f"mirrorscope/outcome/{outcome}")
-            self.seen.add(url)
             yield PageItem(self._record(url, request.meta.get("depth", 0), outcome, error=error))
