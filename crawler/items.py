@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from detectors.canonical import CanonicalDocument
 from detectors.sketch import DocumentSketch
 from storage.records import PageRecord
 
@@ -19,5 +20,6 @@ class PageItem:
     tokens: list[str] | None = None
     sketch: DocumentSketch | None = None
     outlinks: list[tuple[str, int]] = field(default_factory=list)
-    #: (canonical tokens, anchor texts, HTML) for the page's spam score; dropped once scored.
-    spam_input: tuple[list[str], list[str], str] | None = None
+    #: (the parsed page, its HTML's length in characters) for the page's spam score;
+    #: dropped once scored.
+    spam_input: tuple[CanonicalDocument, int] | None = None

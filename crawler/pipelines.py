@@ -156,9 +156,9 @@ class SketchPipeline(BatchThreadPipeline):
 class SpamScorePipeline(BatchThreadPipeline):
     """Scores every HTML page for spam (``detectors.spam.page_verdict``: keyword stuffing,
     hidden text, doorways, stuffed titles and anchors, ...) and records the score and its
-    reasons on the page. Parsing the markup again for styles costs about a millisecond a
-    page (more for pages of a thousand links), so it runs in batches on a thread of its
-    own like the sketches (``SKETCH_BATCH_SIZE``, ``SKETCH_BATCH_INTERVAL``). Runs before
+    reasons on the page. The markup pass over the page's tree (styles, hidden text) costs
+    about a millisecond a page (more for pages of a thousand links), so it runs in
+    batches on a thread of its own like the sketches (``SKETCH_BATCH_SIZE``, ``SKETCH_BATCH_INTERVAL``). Runs before
     the sketch pipeline, which consumes the tokens.
     """
 
@@ -174,16 +174,16 @@ class SpamScorePipeline(BatchThreadPipeline):
 
     def work(self, items: list[PageItem]) -> None:
         for item in items:
-            tokens, anchor_texts, html = item.spam_input  # type: ignore[misc]
+            doc, html_chars = item.spam_input  # type: ignore[misc]
             item.spam_input = None
             try:
-                verdict = page_verdict(page_features(tokens, item.record.title or "", anchor_texts, html))
+                verdict = page_verdict(page_features(doc, html_chars))
             except Exception:
                 logger.exception("could not score %s for spam; stored without a score", item.record.url)
                 continue
             item.record.spam_score = verdict.score
             item.record.spam_reasons = verdict.messages
-            item.record.word_count = len(tokens)
+            item.record.word_count = len(doc.tokens)
 
 
 class DuplicatePipeline:

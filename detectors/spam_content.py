@@ -1,9 +1,10 @@
 """Content features of one page that separate spam from ordinary pages.
 
 Measurements only: ``detectors.spam`` turns them into reasons and a score, with the
-thresholds. Inputs are plain values: the page's canonical tokens, title and anchor texts
-(``detectors.canonical``) and its raw HTML, which is parsed here once more because the
-canonical walk drops what spam hides in (styles, scripts, meta keywords).
+thresholds. The input is the page as ``detectors.canonical.canonical_document`` parsed
+it: its canonical tokens, title and anchors, and its tree, which still holds what spam
+hides in and the canonical walk skips (styles, scripts, meta keywords), so the page is
+not parsed a second time.
 
 Features of Ntoulas, Najork, Manasse and Fetterly, "Detecting spam web pages through
 content analysis" (WWW 2006), each of which they found to separate spam in isolation:
@@ -45,7 +46,9 @@ Garcia-Molina, "Web spam taxonomy" (AIRWeb 2005):
     them ("cheap hotels paris, cheap hotels rome, ...").
 ``hidden_words``, ``hidden_top_share``, ``hidden_techniques``
     Words a browser does not show, outside links (dropdown menus hide links
-    legitimately): ``display:none`` (and the ``hidden`` attribute), ``visibility:hidden``,
+    legitimately) and tab panels a reader opens (``role="tabpanel"`` labelled by an
+    element of the page with ``role="tab"``: documentation tabs hide variants of one
+    code example; a panel no tab opens is hidden text like any other): ``display:none`` (and the ``hidden`` attribute), ``visibility:hidden``,
     zero font size, text colour equal to an explicitly set background colour (an unknown
     background is never assumed white: dark themes set it in external stylesheets), and
     positioning or indenting 1,000 px or more off-screen. Styles come from ``style``
@@ -77,7 +80,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from detectors.canonical import content_bag, tokenize
+from detectors.canonical import CanonicalDocument, content_bag, parse_html, tokenize
 
 __all__ = [
     "MIN_COMPRESSION_BYTES",
@@ -326,7 +329,7 @@ class _State:
     zero_font: bool = False
     colour: str | None = None
     background: str | None = None
-    in_link: bool = False
+    in_link: bool = False  # links, interface panels and code: hidden legitimately (docstring)
 
     def technique(self) -> str | None:
         if self.gone:
@@ -339,7 +342,8 @@ class _State:
             return "same-colour"
         return None
 
-    def child(self, el: etree._Element, sheet: _StyleSheet) -> _State:
+    def child(self, el: etree._Element, sheet: _StyleSheet, tabs: frozenset[str]) -> _State:
+        """The state of ``el``'s text; ``tabs``: the ids of the page's ``role="tab"`` elements."""
         tag = el.tag if isinstance(el.tag, str) else ""
         style: dict[str, str] = {}
         if sheet:
@@ -375,31 +379,25 @@ class _State:
             background = _colour(style["background-color"])
         elif "background" in style:
             background = _background(style["background"])
-        in_link = self.in_link or (tag == "a" and el.get("href") is not None)
+        in_link = (
+            self.in_link
+            or (tag == "a" and el.get("href") is not None)
+            or (el.get("aria-labelledby") in tabs and (el.get("role") or "").lower() == "tabpanel")
+        )
         return _State(gone, invisible, zero_font, colour, background, in_link)
 
 
 # -- the markup pass -------------------------------------------------------------------
 
 
-def _parse(html: str) -> etree._Element | None:
-    html = re.sub("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]", " ", html)
-    if not html.strip():
-        return None
-    parser = etree.HTMLParser(remove_comments=True, remove_pis=True, recover=True, huge_tree=True)
-    try:
-        return etree.fromstring(html, parser=parser)
-    except (etree.ParserError, ValueError):
-        return None
-
-
 def _is_redirect_script(text: str) -> bool:
     return len(text) <= REDIRECT_SCRIPT_MAX_CHARS and bool(_SCRIPT_REDIRECT.search(text)) and not _SCRIPT_DEFERRED.search(text)
 
 
-def markup(html: str) -> Markup:
-    """Hidden words, meta keywords, meta refresh and script redirects of ``html`` (one parse)."""
-    root = _parse(html)
+def markup(page: etree._Element | str | bytes | None) -> Markup:
+    """Hidden words, meta keywords, meta refresh and script redirects of a page: its
+    parsed tree (``CanonicalDocument.tree``), or its HTML, parsed here."""
+    root = page if isinstance(page, etree._Element) or page is None else parse_html(page)
     if root is None:
         return Markup()
     styles: list[str] = []
@@ -415,6 +413,7 @@ def markup(html: str) -> Markup:
         elif (el.get("http-equiv") or "").lower() == "refresh" and meta_refresh is None:
             meta_refresh = el.get("content")
     sheet = _StyleSheet(styles)
+    tabs = frozenset(str(i) for i in root.xpath("//*[@role='tab']/@id"))
     hidden: list[str] = []
     techniques: dict[str, None] = {}
     stack = [_State()]
@@ -425,7 +424,7 @@ def markup(html: str) -> Markup:
             if skip or tag in _UNRENDERED:
                 skip += 1
                 continue
-            state = stack[-1].child(el, sheet)
+            state = stack[-1].child(el, sheet, tabs)
             stack.append(state)
             _collect(el.text, state, hidden, techniques)
         else:
@@ -462,20 +461,17 @@ def _redirect(meta_refresh: str | None, script_redirect: bool) -> str | None:
 # -- the features ----------------------------------------------------------------------
 
 
-def page_features(tokens: Sequence[str], title: str, anchor_texts: Sequence[str], html: str) -> PageFeatures:
-    """The content features of one page.
-
-    ``tokens``, ``title`` and ``anchor_texts`` as ``detectors.canonical`` gives them
-    (``CanonicalDocument.tokens``, ``.title``, ``.anchor_text(a)`` for each anchor);
-    ``html`` is the decoded body.
-    """
-    found = markup(html)
+def page_features(doc: CanonicalDocument, html_chars: int) -> PageFeatures:
+    """The content features of one page, from its ``detectors.canonical.canonical_document``
+    (tokens, words, title, anchors and tree) and the length of its HTML in characters."""
+    found = markup(doc.tree)
+    tokens = doc.tokens
     words = len(tokens)
-    letters = sum(map(len, tokens))
-    bag = content_bag(list(tokens))
-    text = " ".join(tokens).encode("utf-8")
-    title_tokens = tokenize(title)
-    anchor_words = [tokenize(t) for t in anchor_texts]
+    letters = sum(map(len, doc.words))
+    bag = content_bag(tokens)
+    text = " ".join(doc.words).encode("utf-8")
+    title_tokens = tokenize(doc.title)
+    anchor_words = [tokens[a.start : a.end] for a in doc.anchors]
     phrases = [" ".join(w) for w in anchor_words if len(w) >= 2]
     entries = [e for e in (found.meta_keywords or "").split(",") if e.strip()]
     hidden_bag = content_bag(list(found.hidden_tokens))
@@ -483,14 +479,14 @@ def page_features(tokens: Sequence[str], title: str, anchor_texts: Sequence[str]
     return PageFeatures(
         words=words,
         title_words=len(title_tokens),
-        avg_word_length=letters / words if words >= MIN_WORDS else None,
+        avg_word_length=sum(map(len, tokens)) / words if words >= MIN_WORDS else None,
         top_term_share=top_term_share(bag) if len(bag) >= MIN_CONTENT_WORDS else None,
         vocabulary_richness=len(set(bag)) / math.sqrt(len(bag)) if len(bag) >= MIN_CONTENT_WORDS else None,
         compression_ratio=len(text) / len(zlib.compress(text)) if len(text) >= MIN_COMPRESSION_BYTES else None,
         anchor_fraction=sum(map(len, anchor_words)) / words if words >= MIN_WORDS else None,
-        visible_fraction=letters / len(html) if len(html) >= MIN_HTML_CHARS else None,
+        visible_fraction=letters / html_chars if html_chars >= MIN_HTML_CHARS else None,
         title_max_repeat=_max_repeat(title_tokens),
-        title_segments=sum(1 for s in _TITLE_SEPARATORS.split(title) if tokenize(s)),
+        title_segments=sum(1 for s in _TITLE_SEPARATORS.split(doc.title) if tokenize(s)),
         anchor_repetition=1 - len(set(phrases)) / len(phrases) if len(phrases) >= MIN_REPEATED_ANCHORS else None,
         meta_keywords=len(entries),
         meta_keyword_max_repeat=_max_repeat(tokenize(" ".join(entries))),

@@ -127,6 +127,10 @@ def check_crawl_input(arguments: dict[str, Any], settings: Any) -> None:
         raise CrawlSetupError(str(exc)) from None
 
 
+#: Outcomes decided for a whole host, which its own log line reports once: per URL
+#: they are logged at DEBUG.
+HOST_OUTCOMES = frozenset(("dns-error", "robots-unreachable", "refused-private"))
+
 _CONTROL_BYTES = bytes([*range(0, 9), *range(14, 32)])
 _FAILURES: tuple[tuple[tuple[type[BaseException], ...], str], ...] = (
     ((DownloadTimeoutError, TimeoutError, TCPTimedOutError), "timeout"),
@@ -296,8 +300,9 @@ class WebSpider(Spider):
 
     def validation_request(self, url: str) -> Request | None:
         """A fetch the mirror detector asks for: ahead of the frontier, outside the page
-        budget, and with depth -1 (it was not reached through a link)."""
-        if url in self.seen:
+        budget, and with depth -1 (it was not reached through a link). Hosts outside
+        ``allowed_hosts`` are not fetched for it either."""
+        if url in self.seen or not self._follows(url, 0):
             return None
         self.seen.add(url)
         return Request(url, callback=self.parse, errback=self.failed, priority=100, meta={"depth": -1, "mirror_validation": True}, dont_filter=True)
@@ -347,14 +352,21 @@ class WebSpider(Spider):
         if outcome != "ok":
             yield PageItem(self._record(url, depth, outcome, **fields))
             return
-        doc = canonical_document(response.text)  # type: ignore[attr-defined]
+        html = response.text  # type: ignore[attr-defined]
+        doc = canonical_document(html)
+        if doc.unparsed:
+            # Text the parser could not read is not an empty page: its words and links
+            # would be silently missing from every detector.
+            error = "the HTML parser found no text in a body that has some"
+            logger.info("%s: unparsed (%s)", url, error)
+            self.crawler.stats.inc_value("mirrorscope/outcome/unparsed")
+            yield PageItem(self._record(url, depth, "unparsed", error=error, **fields))
+            return
         base = normalize_url(url, doc.base_href) if doc.base_href else url
         record = self._record(url, depth, outcome, title=doc.title[:1000] or None, **fields)
         outlinks: list[str] = []
-        anchor_texts: list[str] = []
         for anchor in doc.anchors:
             text = doc.anchor_text(anchor)
-            anchor_texts.append(text)
             target = normalize_url(base or url, anchor.href, self.url_max_length)
             if target is None:
                 continue
@@ -379,8 +391,7 @@ class WebSpider(Spider):
             pending = []
         tokens = self.boilerplate.filter(record.host, doc.blocks()) if self.boilerplate else doc.tokens
         # Otherwise scheduled by the duplicate pipeline once the page is known not to be one.
-        spam_input = (doc.tokens, anchor_texts, response.text) if self.spam_scoring else None  # type: ignore[attr-defined]
-        yield PageItem(record, tokens, outlinks=pending, spam_input=spam_input)
+        yield PageItem(record, tokens, outlinks=pending, spam_input=(doc, len(html)) if self.spam_scoring else None)
 
     def _outcome(self, response: Response, content_type: str | None) -> str:
         if response.status >= 300:
@@ -420,7 +431,8 @@ class WebSpider(Spider):
         outcome, error = classify_failure(failure)
         # A redirect chain that ended in failure: every URL of it gets the outcome, once.
         chain = [normalize_url("", url) or url for url in [*request.meta.get("redirect_urls", []), request.url]]
+        level = logging.DEBUG if outcome in HOST_OUTCOMES else logging.INFO
         for url in self._chain_to_record(chain):
-            logger.info("%s: %s (%s)", url, outcome, error)
+            logger.log(level, "%s: %s (%s)", url, outcome, error)
             self.crawler.stats.inc_value(f"mirrorscope/outcome/{outcome}")
             yield PageItem(self._record(url, request.meta.get("depth", 0), outcome, error=error))
