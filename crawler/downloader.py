@@ -7,19 +7,41 @@ the loop. With no download delay the loop therefore empties the slot's whole que
 once: 32 requests in flight to one host were measured here with
 ``CONCURRENT_REQUESTS_PER_DOMAIN = 1``. This subclass reserves the transfer slot at the
 moment the request is popped. Politeness is a promise to other people's servers;
-``tests/test_politeness.py`` measures it on a real server.
+``tests/test_crawl.py`` measures it on a real server.
+
+It also drops, as it pops them, requests whose host was blocked (spam, a trap) after
+they had left the scheduler: up to ``CONCURRENT_REQUESTS`` requests wait in the
+downloader's per-host queues, and a link farm found while its members' pages arrive
+has most of them. They fail with outcome ``blocked``, counted in
+``frontier/dropped/downloader-blocked``.
 """
 
 from __future__ import annotations
 
 from time import monotonic
+from typing import Any
 
 from scrapy.core.downloader import Downloader, Slot
-from scrapy.utils.defer import _schedule_coro
 from scrapy.utils.asyncio import call_later
+from scrapy.utils.defer import _schedule_coro
+from twisted.python.failure import Failure
+
+from crawler.frontier import FrontierPolicy
+from crawler.middlewares import RefusedRequest
 
 
 class PoliteDownloader(Downloader):
+    def __init__(self, crawler: Any) -> None:
+        super().__init__(crawler)
+        self.policy = FrontierPolicy.of(crawler) if crawler.settings.getbool("FRONTIER_ADMISSION") else None
+
+    def _refused(self, request: Any) -> RefusedRequest | None:
+        reason = self.policy.blocked(request.url) if self.policy is not None else None
+        if reason is None:
+            return None
+        self.crawler.stats.inc_value("frontier/dropped/downloader-blocked")
+        return RefusedRequest("blocked", f"host blocked: {reason}")
+
     def _process_queue(self, slot: Slot) -> None:
         if slot.latercall:
             return
@@ -33,6 +55,9 @@ class PoliteDownloader(Downloader):
         while slot.queue and slot.free_transfer_slots() > 0:
             slot.lastseen = now
             request, queue_dfd = slot.queue.popleft()
+            if (refused := self._refused(request)) is not None:
+                queue_dfd.errback(Failure(refused))
+                continue
             # Reserve now; Downloader._download adds it again (a set) and removes it
             # when the response or the failure arrives.
             slot.transferring.add(request)

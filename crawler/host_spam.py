@@ -88,6 +88,8 @@ class HostJudge:
         self.anchor_verdicts: dict[str, AnchorSpamVerdict] = {}
         self.farm_of: dict[str, FarmGroup] = {}
         self.flagged: dict[str, str] = {}
+        #: The host graph gained an edge since the last farm search.
+        self.graph_grew = False
 
     # -- evidence ----------------------------------------------------------------------------
 
@@ -106,17 +108,23 @@ class HostJudge:
         score's evidence when it was scored."""
         state = self.host(record.host, record.registrable_domain, record.ip)
         state.pages += 1
-        targets = {link.target_host for link in record.links if link.target_host and link.target_host != record.host}
-        if targets:
-            known = self.graph.setdefault(record.host, set())
-            if len(known) < MAX_TARGETS_PER_HOST:
-                known.update(targets)
+        self.add_links(record)
         if record.spam_score is not None:
             state.add_scored(record.spam_score, record.word_count or 0, len({link.target_url for link in record.links}))
             if record.spam_score >= SPAM_SCORE:
                 for link in record.links:
                     self.add_spam_link(record.host, link.target_host, link.target_url, link.anchor)
         return state
+
+    def add_links(self, record: PageRecord) -> None:
+        """Add the page's links to other hosts to the host graph."""
+        targets = {link.target_host for link in record.links if link.target_host and link.target_host != record.host}
+        if targets:
+            known = self.graph.setdefault(record.host, set())
+            if len(known) < MAX_TARGETS_PER_HOST:
+                before = len(known)
+                known.update(targets)
+                self.graph_grew |= len(known) > before
 
     def add_spam_link(self, source: str, target_host: str | None, target_url: str, anchor: str) -> None:
         if target_host and target_host != source:
@@ -158,13 +166,16 @@ class HostJudge:
         (``inlinks``: the hosts seen linking to it, when known)."""
         inlinks = inlinks or set()
         spam_inlinks = sum(1 for source in inlinks if source in self.flagged)
-        anchors = tuple(anchor for _, _, anchor in self.spam_links.get(host, ()))
+        links = self.spam_links.get(host, ())
+        anchors = tuple(anchor for _, _, anchor in links)
+        urls = len({url for _, url, _ in links})
         anchor_verdict = self.anchor_verdicts.get(host)
         anchor_score = anchor_verdict.score if anchor_verdict is not None and anchor_verdict.flagged else None
         state = self.hosts.get(host)
         if state is None:
-            return HostEvidence(host=host, inlink_hosts=len(inlinks), spam_inlink_hosts=spam_inlinks,
-                                spam_inlink_anchors=anchors, anchor_spam_score=anchor_score)
+            return HostEvidence(host=host, link_farm=self.farm_of.get(host), inlink_hosts=len(inlinks),
+                                spam_inlink_hosts=spam_inlinks, spam_inlink_anchors=anchors, spam_inlink_urls=urls,
+                                anchor_spam_score=anchor_score)
         return HostEvidence(
             host=host, page_scores=tuple(state.scores), word_counts=tuple(state.words),
             out_degrees=tuple(state.degrees),
@@ -172,7 +183,7 @@ class HostJudge:
             near_duplicate_fraction=state.duplicates / state.pages if state.pages >= 10 else None,
             link_farm=self.farm_of.get(host), cloak_resemblance=state.cloak, refetch_resemblance=state.refetch,
             inlink_hosts=len(inlinks), spam_inlink_hosts=spam_inlinks,
-            spam_inlink_anchors=anchors, anchor_spam_score=anchor_score,
+            spam_inlink_anchors=anchors, spam_inlink_urls=urls, anchor_spam_score=anchor_score,
         )
 
     # -- verdicts ------------------------------------------------------------------------------
@@ -188,7 +199,8 @@ class HostJudge:
         return verdict
 
     def search_farms(self) -> None:
-        """Find the link farms in the host graph; judge the fetched hosts whose farm changed."""
+        """Find the link farms in the host graph; judge the hosts whose farm changed."""
+        self.graph_grew = False
         names = sorted(set(self.graph).union(*self.graph.values()))
         index = {name: i for i, name in enumerate(names)}
         src = np.fromiter((index[s] for s, ts in self.graph.items() for _ in ts), dtype=np.int64)
@@ -197,7 +209,7 @@ class HostJudge:
         for group in link_farms(len(names), src, dst, domains=domains):
             for member in group.members:
                 host = names[member]
-                if host in self.hosts and self.farm_of.get(host) != group:
+                if self.farm_of.get(host) != group:
                     self.farm_of[host] = group
                     self.judge(host)
 

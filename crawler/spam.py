@@ -49,6 +49,7 @@ from weakref import WeakKeyDictionary
 
 from scrapy import Request, signals
 from scrapy.exceptions import NotConfigured
+from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 from scrapy.http import Response, TextResponse
 from twisted.internet import task
 from twisted.python.failure import Failure
@@ -64,7 +65,7 @@ from storage.records import PageRecord
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["BROWSER_USER_AGENT", "SpamMonitor", "SpamPipeline"]
+__all__ = ["BROWSER_USER_AGENT", "SpamGraphMiddleware", "SpamMonitor", "SpamPipeline"]
 
 #: What a cloaker must take for a person's browser.
 BROWSER_USER_AGENT = (
@@ -72,8 +73,10 @@ BROWSER_USER_AGENT = (
 )
 #: Crawler/browser resemblance below which the crawler's User-Agent fetches the page again.
 CLOAK_SUSPECT = 0.5
-#: Seconds between link-farm searches while spam pages keep arriving.
-FARM_SEARCH_INTERVAL = 0.25
+#: Fewest seconds between link-farm searches (more when a search takes longer: each
+#: waits ten times the last one's duration, so the search takes at most a tenth of the
+#: reactor). Short, because a farm's members are fetched in parallel until it is found.
+FARM_SEARCH_INTERVAL = 0.02
 
 _MONITORS: WeakKeyDictionary[Any, SpamMonitor] = WeakKeyDictionary()
 
@@ -96,6 +99,7 @@ class SpamMonitor:
         self.cloak_pending: dict[str, tuple[str, DocumentSketch, float | None]] = {}
         self.farms_dirty = False
         self.last_farm_search = 0.0
+        self.farm_interval = FARM_SEARCH_INTERVAL
         self.timer = task.LoopingCall(self._search_farms)
 
     @classmethod
@@ -135,6 +139,12 @@ class SpamMonitor:
             state.checked = True
             self._check_cloaking(record.url, record.host, record.depth, item.sketch, None)
 
+    def links(self, record: PageRecord) -> None:
+        """A page was parsed: its links join the host graph, and a farm they complete is
+        found now, before the pipelines' batches and before its members' queued pages."""
+        self.judge.add_links(record)
+        self._search_farms()
+
     def item_scraped(self, item: Any) -> None:
         if isinstance(item, PageItem) and item.record.duplicate_of:
             if host_key(item.record.duplicate_of) == item.record.host and item.record.host in self.judge.hosts:
@@ -156,11 +166,16 @@ class SpamMonitor:
         logger.info("spam: %s blocked (%s)", host, self.judge.flagged[host])
 
     def _search_farms(self) -> None:
+        # A farm is found by its structure, not by its pages' words: the search runs when
+        # a spam page arrived or the host graph gained an edge, at most once per
+        # interval and never more than a tenth of the time.
         now = time.monotonic()
-        if not self.farms_dirty or now - self.last_farm_search < FARM_SEARCH_INTERVAL:
+        if not (self.farms_dirty or self.judge.graph_grew) or now - self.last_farm_search < self.farm_interval:
             return
-        self.farms_dirty, self.last_farm_search = False, now
+        self.farms_dirty = False
         self.judge.search_farms()
+        self.last_farm_search = time.monotonic()
+        self.farm_interval = max(FARM_SEARCH_INTERVAL, 10 * (self.last_farm_search - now))
 
     # -- cloaking --------------------------------------------------------------------------
 
@@ -262,4 +277,25 @@ class SpamPipeline:
     def process_item(self, item: Any) -> Any:
         if isinstance(item, PageItem):
             self.monitor.page(item)
+        return item
+
+
+class SpamGraphMiddleware(BaseSpiderMiddleware):
+    """Feeds each parsed page's links to the crawl's :class:`SpamMonitor` as the spider
+    yields it (a spider middleware), so that a link farm is found while its members'
+    first pages arrive, not once they have been through the pipelines' batches."""
+
+    def __init__(self, crawler: Any) -> None:
+        super().__init__(crawler)
+        self.monitor = SpamMonitor.of(crawler)
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> SpamGraphMiddleware:
+        if not crawler.settings.getbool("SPAM_DETECTION_ENABLED", True):
+            raise NotConfigured("SPAM_DETECTION_ENABLED is off")
+        return cls(crawler)
+
+    def get_processed_item(self, item: Any, response: Response | None) -> Any:
+        if isinstance(item, PageItem) and item.record.links:
+            self.monitor.links(item.record)
         return item

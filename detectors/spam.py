@@ -1,104 +1,38 @@
 """Spam verdicts for pages and hosts: measured features, thresholds, reasons, a score.
 
 Measurements live in ``detectors.spam_content`` (one page) and ``detectors.spam_links``
-(the host graph); host-level counts are measured here. This module holds every threshold
-and turns features into a :class:`Verdict`: a score in [0, 1] and the reasons that fired,
-each with the measured value and its threshold ("top-5 term share 0.52 >= 0.3").
+(the host graph); host-level counts are measured here. This module holds every threshold,
+each stated once in ``PAGE_CHECKS`` or ``HOST_CHECKS`` beside its reason, and turns
+features into a :class:`Verdict`: a score in [0, 1] and the reasons that fired, each with
+the measured value and its threshold ("top-5 term share 0.52 >= 0.3").
 
-Combining evidence: each check that fires contributes its ``weight``, read as the
+Combining evidence. Each check that fires contributes its ``weight``, read as the
 probability that this evidence alone means spam, and the score is their noisy-OR,
-``1 − Π(1 − weight)``. Independent weak signals add up, a strong one decides, nothing
-exceeds 1, and the reasons say exactly what moved the score. ``SPAM_SCORE`` (0.5) is the
-verdict's line: one strong signal (hidden keyword text, a doorway, a link farm, cloaking)
-crosses it alone; weak ones (long title, many links, long host name) cannot, alone or in
-pairs, because legitimate pages have each of them — a documentation index is mostly
-links, a shop lists "add to cart" fifty times. Weights are set from what the sources
-report and from the crafted and sandbox pages in ``tests/test_spam_detectors.py``; they
-are not fitted to a labelled corpus (Ntoulas et al. 2006 fit a decision tree on 17,168
-judged pages: recall 0.862 at precision ≈ 0.91), and should be once the store has one.
+``1 − Π(1 − weight)``: independent signals add up, nothing exceeds 1, and the reasons say
+exactly what moved the score. ``SPAM_SCORE`` (0.5) is the verdict's line.
 
-Page checks (``PAGE_CHECKS``), on :class:`detectors.spam_content.PageFeatures`:
+Strong and weak evidence. A *strong* check names a technique that ordinary pages do
+not use: keywords hidden from the reader, a page that sends visitors away at once (a
+doorway), stuffed meta keywords, a crawler shown another page than a browser (cloaking),
+a dense group of hosts voting for each other (a link farm). One strong check crosses the
+line alone. The *weak* checks are the content statistics of Ntoulas, Najork, Manasse and
+Fetterly, "Detecting spam web pages through content analysis" (WWW 2006: word counts,
+compressibility, anchor and visible text, popular terms) and the outlier statistics of
+Fetterly, Manasse and Najork, "Spam, damn spam, and statistics" (WebDB 2004). Measured
+on the pages of real documentation sites (Debian's documentation packages: Sphinx,
+DocBook, texinfo, LaTeX2HTML, Vim's help in eight languages, Chinese included;
+``docs/CALIBRATION.md``), they fire on ordinary pages all the time: an index is mostly
+links and compresses 7×, a source listing repeats its identifiers, a release-notes index
+repeats "release notes" on every line; 14 of 2,696 real pages reached 0.5 on them when
+they could add up without bound. Their noisy-OR is therefore capped at ``WEAK_CAP``
+(0.45): weak evidence alone never condemns a page or a host, however much of it there
+is. A host can still be condemned without a strong page: when most of many pages carry
+weak evidence (``suspect-pages``: no real documentation host comes near).
 
-- low vocabulary: Guiraud's R <= 5 over >= 100 content words. Stuffed text recycles a
-  few dozen words (R 1.5–3.4 on the sandbox's farm, doorway and cloaked pages, falling as
-  they grow); prose and indexes stay at 7–17 (its documentation indexes, recipes, news,
-  this project's README). Weight 0.4: the main stuffing signal.
-- keyword stuffing: the top 5 terms are >= 30% of the content words. Ordinary prose of a
-  few hundred words keeps its top 5 under ~15% (Zipf), stuffed text is mostly its focus
-  phrases; but documentation indexes reach 39–49% on structural words ("module",
-  "function"). Weight 0.15.
-- compression ratio >= 4.0: Ntoulas et al. saw the share of spam climb steeply above a
-  ratio of about 4 (recalled, unverified); prose compresses 2.2–3.4×, but a Sphinx-like
-  index of 320 entries 7×. Weight 0.2: tables and indexes compress well too. The three
-  together: 0.59; the two weak ones together, as on that index: 0.32.
-- hidden keywords: >= 20 hidden words whose top 5 terms are >= 30% of them. Hidden
-  prose (tabs, accordions) is not repetitive, hidden keyword lists are. Weight 0.6.
-- hidden text: >= 100 hidden words at all. Weight 0.15: tabbed pages hide whole panes.
-- doorway: an immediate redirect on a page of >= 50 words: content no visitor sees.
-  Weight 0.6.
-- stuffed title: one content word >= 3 times in the title. Weight 0.25.
-- keyword-list title: >= 4 phrases between separators ("A | B | C | D"); "Page — Site"
-  has 2, "Post | Category | Site" 3. Weight 0.2.
-- long title: >= 15 words (Ntoulas et al.: spam probability grows with title length).
-  Weight 0.15.
-- repeated anchors: >= 80% of the multi-word link texts repeat another. Weight 0.2:
-  farms label a thousand links with a few dozen phrases, but shops and blogs repeat
-  "add to cart" and "read more".
-- long meta keywords: >= 20 entries. Weight 0.15 (engines ignore the tag; CMSs fill it).
-- repeated meta keywords: one word in >= 4 entries. Weight 0.2.
-- long words: average >= 9 characters (Ntoulas et al.: glued keywords; English prose
-  averages ~4.5–5, API indexes full of identifiers ~7.5). Weight 0.1.
-- anchor text: >= 70% of the words are link text (Ntoulas et al.). Weight 0.1: indexes
-  and link directories are exactly this.
-- visible text: >= 80% of the HTML's characters are words (Ntoulas et al.: spam pages
-  carry less markup). Weight 0.1.
-
-Host checks (``HOST_CHECKS``), on :class:`HostFeatures` measured from
-:class:`HostEvidence`:
-
-- spam pages: >= 30% of >= 2 scored pages are spam. Weight 0.6. Two pages, not one: a
-  single spam-looking page (a hacked page, a comment-spam thread) must not condemn a host
-  alone, and the crawl fetches one more page of a host whose page scored as spam to
-  confirm (``crawler.spam``); more would spend the budget the verdict is there to save.
-  On the sandbox no page of a good host scores above 0.15, and every page of the
-  content-spam hosts but a doorway's thin landing pages scores 0.6–0.93.
-- link farm: a member of a :func:`detectors.spam_links.link_farms` group. Weight 0.7.
-- cloaking: the crawler's and a browser's fetch of the same URL resemble each other
-  <= 0.5 (Broder resemblance of their sketches). Pages change between fetches (ads,
-  dates), so when a second crawler fetch is available and resembles the first less than
-  0.9 the page changes by itself and the comparison is not used (Wu and Davison,
-  "Cloaking and redirection: a preliminary study", AIRWeb 2005, fetch two copies from
-  each side for this reason).
-  Weight 0.7.
-- same word count: >= 50% of >= 10 pages have exactly the same word count (Fetterly,
-  Manasse and Najork, "Spam, damn spam, and statistics", WebDB 2004: template-generated
-  spam; real sites' page lengths vary). Weight 0.3.
-- near-duplicate pages: >= 50% of the host's pages are near-duplicates of its other
-  pages (Fetterly 2004: unusually large clusters). Weight 0.25: print views and faceted
-  listings do this on good sites too.
-- out-degree: median distinct out-links per page >= 500 (Fetterly 2004: out-degree
-  outliers; the CS276 worst case is 1,000 per page). Above the largest real index pages
-  as a *median*: a documentation site has one 300-link index among pages of 20 links.
-  Weight 0.2.
-- spam in-links: every host seen linking to it is a spam host (>= 1 of them). Weight 0.4:
-  spammers link to good sites too (camouflage), so this alone is not enough — but a link
-  farm's members are known by their neighbours before any of their pages is fetched
-  (BadRank and Anti-TrustRank propagate distrust along links in the same spirit:
-  Krishnan and Raj, AIRWeb 2006).
-- farm anchors: >= 20 links from spam pages point at it with at most one distinct anchor
-  text per 10 links. Weight 0.3: farms label thousands of links with a few commercial
-  phrases per target (the sandbox farm: 8–9 phrases over ~400 links, 0.02); a spam
-  page's camouflage links to good sites are few and carry their names. With the check
-  above: 0.58, the verdict on a farm member never fetched.
-- commercial anchors: ``detectors.anchor_spam`` flags the links spam pages point at it
-  with (farm anchors over many of its URLs, or commercial keywords repeated verbatim).
-  Weight 0.2: it restates in words what the two checks above measure in structure.
-- hosts on one IP: >= 100 (Fetterly 2004: IPs serving very many host names are outliers,
-  mostly spam). Weight 0.1: shared hosting does the same for good sites.
-- host name (Fetterly 2004: spam host names are long, with many dots, dashes, digits):
-  length >= 40, dots >= 5, dashes >= 3, digits >= 4, weight 0.1 each except dashes
-  0.15 (keyword-joined names: cheap-flights-best-price.example). Typical names
-  (www.cs.northfield.edu: 21 characters, 3 dots) are far below.
+Weights are set from what the sources report, from the calibration above and from the
+crafted pages in ``tests/test_spam_detectors.py``; they are not fitted to a labelled
+corpus (Ntoulas et al. 2006 fit a decision tree on 17,168 judged pages: recall 0.862 at
+precision ≈ 0.91), and should be once the store has one.
 """
 
 from __future__ import annotations
@@ -136,12 +70,24 @@ __all__ = [
 
 #: Score at and above which a page or host is spam.
 SPAM_SCORE = 0.5
+#: Highest score weak evidence alone can give: below the line, whatever adds up.
+WEAK_CAP = 0.45
 #: Scored pages a host needs before the share of spam pages among them counts.
 MIN_SCORED_PAGES = 2
 #: Pages a host needs before word-count and out-degree statistics count.
 MIN_HOST_PAGES = 10
-#: Links from spam pages a host needs before their anchors' repetition counts.
+#: Links from spam pages a host needs before their anchors' repetition counts...
 MIN_FARM_ANCHORS = 20
+#: ...distinct URLs of it they point at: a farm links to many pages of each member,
+#: a copied footer ("Created using Sphinx") to one page, however often...
+MIN_FARM_URLS = 10
+#: ...and distinct anchors: a farm labels its links with several keyword phrases,
+#: camouflage with the site's name.
+MIN_FARM_PHRASES = 3
+#: Page score at which weak evidence makes a page suspect (``WEAK_CAP`` bounds it)...
+SUSPECT_SCORE = 0.4
+#: ...and scored pages a host needs before the share of suspect pages counts.
+MIN_SUSPECT_PAGES = 10
 #: Second crawler fetch resemblance below which a page changes by itself.
 STABLE_REFETCH = 0.9
 
@@ -156,6 +102,7 @@ class Reason:
     threshold: float
     above: bool
     weight: float
+    strong: bool = False
 
     def __str__(self) -> str:
         return f"{self.label} {_number(self.value)} {'>=' if self.above else '<='} {_number(self.threshold)}"
@@ -167,7 +114,10 @@ def _number(x: float) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Check:
-    """Fires when ``feature`` is at or above (``above``) or at or below ``threshold``."""
+    """Fires when ``feature`` is at or above (``above``) or at or below ``threshold``.
+
+    ``strong``: evidence that can condemn alone (module docstring); the others together
+    never reach ``SPAM_SCORE``."""
 
     code: str
     feature: str
@@ -175,12 +125,13 @@ class Check:
     threshold: float
     weight: float
     above: bool = True
+    strong: bool = False
 
     def fire(self, features: Any) -> Reason | None:
         value = getattr(features, self.feature)
         if value is None or (value < self.threshold if self.above else value > self.threshold):
             return None
-        return Reason(self.code, self.label, float(value), self.threshold, self.above, self.weight)
+        return Reason(self.code, self.label, float(value), self.threshold, self.above, self.weight, self.strong)
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,29 +151,56 @@ class Verdict:
 
 
 def evaluate(features: Any, checks: Sequence[Check]) -> Verdict:
-    """The noisy-OR of the weights of the ``checks`` that fire on ``features``."""
-    reasons = sorted((r for c in checks if (r := c.fire(features)) is not None), key=lambda r: -r.weight)
+    """The noisy-OR of the weights of the ``checks`` that fire on ``features``, at most
+    ``WEAK_CAP`` unless a strong check fired."""
+    reasons = sorted((r for c in checks if (r := c.fire(features)) is not None), key=lambda r: (-r.strong, -r.weight))
     miss = 1.0
     for reason in reasons:
         miss *= 1.0 - reason.weight
-    return Verdict(round(1.0 - miss, 6), tuple(reasons))
+    score = 1.0 - miss
+    if not any(r.strong for r in reasons):
+        score = min(score, WEAK_CAP)
+    return Verdict(round(score, 6), tuple(reasons))
 
 
 PAGE_CHECKS: tuple[Check, ...] = (
+    # Strong. Hidden text whose top 5 terms are 30% of it: tabs and accordions hide prose,
+    # spam hides keyword lists (what counts as hidden: detectors.spam_content).
+    Check("hidden-keywords", "hidden_top_share", "top-5 term share of hidden words", 0.30, 0.6, strong=True),
+    # An immediate redirect on a page of 50 words or more: content no visitor sees (a
+    # "this page has moved" stub has a handful of words).
+    Check("doorway", "redirect_words", "words on a redirecting page", 50, 0.6, strong=True),
+    # One word in 5 meta keyword entries ("cheap hotels paris, cheap hotels rome, ...");
+    # real documentation repeats a word in 2 at most, a shop's "shoes, running shoes" 4.
+    Check("stuffed-meta-keywords", "meta_keyword_max_repeat", "repetitions of a meta keyword word", 5, 0.5, strong=True),
+    # Weak (capped at WEAK_CAP together). Guiraud's R <= 5 over >= 100 content words:
+    # stuffed text recycles a few dozen words, but so do source listings and indexes
+    # (real pages go down to 2.4).
     Check("low-vocabulary", "vocabulary_richness", "vocabulary richness (Guiraud's R)", 5.0, 0.4, above=False),
+    # The top 5 terms are 30% of the content words: ordinary prose keeps them under ~15%
+    # (Zipf), stuffed text is mostly its focus phrases, indexes repeat structural words.
     Check("keyword-stuffing", "top_term_share", "top-5 term share", 0.30, 0.15),
+    # Compression ratio >= 4: Ntoulas et al. saw spam climb steeply above about 4
+    # (recalled, unverified); prose compresses 2.2–3.4×, tables and indexes up to 9.6×.
     Check("compressible", "compression_ratio", "compression ratio", 4.0, 0.2),
-    Check("hidden-keywords", "hidden_top_share", "top-5 term share of hidden words", 0.30, 0.6),
+    # 100 hidden words at all: tabbed pages hide whole panes.
     Check("hidden-text", "hidden_words", "hidden words", 100, 0.15),
-    Check("doorway", "redirect_words", "words on a redirecting page", 50, 0.6),
+    # One content word 3 times in the title.
     Check("stuffed-title", "title_max_repeat", "repetitions of a title word", 3, 0.25),
+    # 4 phrases between separators ("A | B | C | D"); "Page — Site" has 2.
     Check("keyword-list-title", "title_segments", "phrases in the title", 4, 0.2),
+    # 15 title words (Ntoulas et al.: spam probability grows with title length).
     Check("long-title", "title_words", "title words", 15, 0.15),
+    # 80% of the multi-word link texts repeat another: farms label a thousand links with a
+    # few dozen phrases, shops and blogs repeat "add to cart" and "read more".
     Check("repeated-anchors", "anchor_repetition", "repeated share of link texts", 0.8, 0.2),
+    # 20 meta keyword entries: engines ignore the tag, content systems fill it.
     Check("long-meta-keywords", "meta_keywords", "meta keywords", 20, 0.15),
-    Check("repeated-meta-keywords", "meta_keyword_max_repeat", "repetitions of a meta keyword word", 4, 0.2),
+    # Average word length 9 (glued keywords); English prose ~4.5–5, API indexes ~7.5.
     Check("long-words", "avg_word_length", "average word length", 9.0, 0.1),
+    # 70% of the words are link text (Ntoulas et al.); indexes and directories are this.
     Check("anchor-text", "anchor_fraction", "anchor-text fraction", 0.7, 0.1),
+    # 80% of the HTML's characters are words (Ntoulas et al.: spam carries less markup).
     Check("visible-text", "visible_fraction", "visible-text fraction", 0.8, 0.1),
 )
 
@@ -264,6 +242,7 @@ class HostEvidence:
     inlink_hosts: int = 0
     spam_inlink_hosts: int = 0
     spam_inlink_anchors: Sequence[str] = ()
+    spam_inlink_urls: int = 0
     anchor_spam_score: float | None = None
 
 
@@ -276,6 +255,7 @@ class HostFeatures:
     name_dashes: int | None
     name_digits: int | None
     spam_page_share: float | None
+    suspect_page_share: float | None
     same_word_count_share: float | None
     median_out_degree: float | None
     hosts_on_ip: int
@@ -303,6 +283,23 @@ def hostname_features(host: str) -> tuple[int, int, int, int] | None:
     return None
 
 
+def _farm_anchor_variety(evidence: HostEvidence) -> float | None:
+    """Distinct anchors per link from spam pages, measured only for a host that nothing
+    but spam links to, through enough links to enough of its URLs with a few phrases
+    (``HOST_CHECKS``' farm-anchors)."""
+    anchors = evidence.spam_inlink_anchors
+    distinct = len(set(anchors))
+    if (
+        not evidence.inlink_hosts
+        or evidence.spam_inlink_hosts < evidence.inlink_hosts
+        or len(anchors) < MIN_FARM_ANCHORS
+        or evidence.spam_inlink_urls < MIN_FARM_URLS
+        or distinct < MIN_FARM_PHRASES
+    ):
+        return None
+    return distinct / len(anchors)
+
+
 def host_features(evidence: HostEvidence) -> HostFeatures:
     name = hostname_features(evidence.host)
     length, dots, dashes, digits = name if name is not None else (None, None, None, None)
@@ -321,6 +318,7 @@ def host_features(evidence: HostEvidence) -> HostFeatures:
         name_dashes=dashes,
         name_digits=digits,
         spam_page_share=float((scores >= SPAM_SCORE).mean()) if scores.size >= MIN_SCORED_PAGES else None,
+        suspect_page_share=float((scores >= SUSPECT_SCORE).mean()) if scores.size >= MIN_SUSPECT_PAGES else None,
         same_word_count_share=same,
         median_out_degree=float(statistics.median(degrees)) if len(degrees) >= MIN_HOST_PAGES else None,
         hosts_on_ip=evidence.hosts_on_ip,
@@ -328,25 +326,46 @@ def host_features(evidence: HostEvidence) -> HostFeatures:
         link_farm_size=len(evidence.link_farm.members) if evidence.link_farm is not None else None,
         cloak_resemblance=cloak,
         spam_inlink_share=evidence.spam_inlink_hosts / evidence.inlink_hosts if evidence.inlink_hosts else None,
-        spam_anchor_variety=(
-            len(set(evidence.spam_inlink_anchors)) / len(evidence.spam_inlink_anchors)
-            if len(evidence.spam_inlink_anchors) >= MIN_FARM_ANCHORS else None
-        ),
+        spam_anchor_variety=_farm_anchor_variety(evidence),
         anchor_spam_score=evidence.anchor_spam_score,
     )
 
 
 HOST_CHECKS: tuple[Check, ...] = (
-    Check("spam-pages", "spam_page_share", "share of spam pages", 0.3, 0.6),
-    Check("link-farm", "link_farm_size", "hosts in its link farm", 1, 0.7),
-    Check("cloaking", "cloak_resemblance", "crawler/browser resemblance", 0.5, 0.7, above=False),
-    Check("same-word-count", "same_word_count_share", "share of pages with one word count", 0.5, 0.3),
-    Check("near-duplicates", "near_duplicate_fraction", "near-duplicate share of pages", 0.5, 0.25),
-    Check("out-degree", "median_out_degree", "median out-links per page", 500, 0.2),
+    # Strong. 30% of >= 2 scored pages are spam pages (which takes a strong page check):
+    # two, not one, so a single hacked page or comment-spam thread does not condemn a
+    # host; the crawl fetches one more page of a host whose page scored as spam to confirm.
+    Check("spam-pages", "spam_page_share", "share of spam pages", 0.3, 0.6, strong=True),
+    # 60% of >= 10 scored pages carry weak evidence of 0.4 or more: content spam without
+    # a trick, judged on many pages. Real documentation hosts stay under 5%.
+    Check("suspect-pages", "suspect_page_share", "share of pages with weak spam evidence", 0.6, 0.5, strong=True),
+    # A member of a detectors.spam_links.link_farms group.
+    Check("link-farm", "link_farm_size", "hosts in its link farm", 1, 0.7, strong=True),
+    # The crawler's and a browser's fetch of one URL resemble each other 0.5 or less, the
+    # page being stable across two crawler fetches (Wu and Davison, "Cloaking and
+    # redirection: a preliminary study", AIRWeb 2005, fetch two copies from each side).
+    Check("cloaking", "cloak_resemblance", "crawler/browser resemblance", 0.5, 0.7, above=False, strong=True),
+    # Only spam pages link to it, labelling many of its URLs with a few phrases: a farm
+    # member known by the thousand links of a farm page before any of its pages is
+    # fetched (measured only then: host_features). A copied footer points at one page,
+    # camouflage links carry the site's name, a site good hosts link to is not judged so.
+    Check("farm-anchors", "spam_anchor_variety", "distinct anchors per link from spam pages", 0.1, 0.5, above=False, strong=True),
+    # Weak. Every host seen linking to it is spam: spammers link to good sites too.
     Check("spam-inlinks", "spam_inlink_share", "share of linking hosts that are spam", 1.0, 0.4),
-    Check("farm-anchors", "spam_anchor_variety", "distinct anchors per link from spam pages", 0.1, 0.3, above=False),
+    # 50% of >= 10 pages have one word count (Fetterly 2004: template-generated spam).
+    Check("same-word-count", "same_word_count_share", "share of pages with one word count", 0.5, 0.3),
+    # 50% of its pages are near-duplicates of its other pages (Fetterly 2004: unusually
+    # large clusters); print views and faceted listings do this on good sites too.
+    Check("near-duplicates", "near_duplicate_fraction", "near-duplicate share of pages", 0.5, 0.25),
+    # Median distinct out-links per page 500 (Fetterly 2004: out-degree outliers; the
+    # CS276 worst case is 1,000): above the largest real index pages as a median.
+    Check("out-degree", "median_out_degree", "median out-links per page", 500, 0.2),
+    # detectors.anchor_spam flags the anchors spam pages link to it with.
     Check("commercial-anchors", "anchor_spam_score", "anchor spam score of links from spam pages", 0.3, 0.2),
+    # 100 host names on its IP (Fetterly 2004); shared hosting does the same.
     Check("shared-ip", "hosts_on_ip", "hosts on its IP", 100, 0.1),
+    # Long host names with many dots, dashes and digits (Fetterly 2004); typical names
+    # (www.cs.northfield.edu: 21 characters, 3 dots) are far below.
     Check("long-hostname", "name_length", "host name length", 40, 0.1),
     Check("hostname-dots", "name_dots", "dots in host name", 5, 0.1),
     Check("hostname-dashes", "name_dashes", "dashes in host name", 3, 0.15),

@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 from detectors.canonical import canonical_document
 from detectors.spam import (
     SPAM_SCORE,
+    SUSPECT_SCORE,
+    WEAK_CAP,
     FarmGroup,
     HostEvidence,
     host_features,
@@ -67,8 +69,7 @@ def html_page(title: str, body: str, head: str = "") -> str:
 
 
 def features(html: str):
-    doc = canonical_document(html)
-    return page_features(doc.tokens, doc.title, [doc.anchor_text(a) for a in doc.anchors], html)
+    return page_features(canonical_document(html), len(html))
 
 
 def codes(html: str) -> set[str]:
@@ -91,15 +92,27 @@ def test_ordinary_prose_is_not_spam() -> None:
     assert verdict.score < 0.2 and not verdict.is_spam, verdict.messages
 
 
-def test_keyword_stuffed_page_is_spam_with_its_measurements() -> None:
+def test_keyword_stuffed_page_is_suspect_but_not_spam_on_its_words_alone() -> None:
     body = NAV + "".join(f"<p>{stuffed(120, seed)}</p>" for seed in range(3))
     f = features(html_page("Cheap Flights", body))
     verdict = page_verdict(f)
     assert {"low-vocabulary", "keyword-stuffing", "compressible"} <= {r.code for r in verdict.reasons}
-    assert verdict.is_spam
+    # Content statistics are weak evidence: capped below the line (documentation indexes
+    # and source listings have them too), but the page is suspect.
+    assert not any(r.strong for r in verdict.reasons)
+    assert verdict.score == WEAK_CAP and verdict.score >= SUSPECT_SCORE and not verdict.is_spam
     stuffing = next(r for r in verdict.reasons if r.code == "keyword-stuffing")
     assert str(stuffing) == f"top-5 term share {f.top_term_share:.3g} >= 0.3"
     assert next(str(r) for r in verdict.reasons if r.code == "compressible").startswith("compression ratio ")
+
+
+def test_a_strong_check_crosses_the_line_alone_and_is_listed_first() -> None:
+    body = NAV + "".join(f"<p>{stuffed(120, seed)}</p>" for seed in range(3))
+    hidden = f'<div style="display:none">{stuffed(40, 7)}</div>'
+    verdict = page_verdict(features(html_page("Cheap Flights", body + hidden)))
+    assert verdict.is_spam and verdict.reasons[0].code == "hidden-keywords" and verdict.reasons[0].strong
+    assert verdict.score == pytest.approx(1 - np.prod([1 - r.weight for r in verdict.reasons]))
+    assert verdict.score > WEAK_CAP
 
 
 def test_prose_with_a_few_keywords_sprinkled_in_is_not_spam() -> None:
@@ -266,17 +279,19 @@ def test_reloads_slideshows_and_click_handlers_are_not_redirects(head: str, body
     assert features(html_page("News", f"<p>{PROSE}</p>{body}", head)).redirect is None
 
 
-def test_meta_keywords_long_and_repeated() -> None:
+def test_meta_keywords_long_and_stuffed() -> None:
     keywords = ", ".join(f"cheap hotels {place}" for place in ("paris rome berlin madrid lisbon oslo vienna prague dublin athens "
                                                            "warsaw riga tallinn vilnius sofia zagreb ljubljana bratislava bern "
                                                            "brussels").split())
     page = html_page("Hotels", f"<p>{PROSE}</p>", f'<meta name="Keywords" content="{keywords}">')
     f = features(page)
     assert f.meta_keywords == 20 and f.meta_keyword_max_repeat == 20
-    assert {"long-meta-keywords", "repeated-meta-keywords"} <= codes(page)
-    assert not page_verdict(f).is_spam  # meta keywords alone are weak evidence
+    assert {"long-meta-keywords", "stuffed-meta-keywords"} <= codes(page)
+    assert page_verdict(f).is_spam  # stuffed meta keywords are strong evidence
     normal = html_page("Bread", f"<p>{PROSE}</p>", '<meta name="keywords" content="bread, baking, sourdough">')
-    assert not {"long-meta-keywords", "repeated-meta-keywords"} & codes(normal)
+    assert not {"long-meta-keywords", "stuffed-meta-keywords"} & codes(normal)
+    shop = html_page("Shoes", f"<p>{PROSE}</p>", '<meta name="keywords" content="shoes, running shoes, trail shoes, red shoes">')
+    assert not page_verdict(features(shop)).is_spam  # four entries share a word: a shop's list
 
 
 def test_keyword_stuffed_title() -> None:
@@ -295,7 +310,9 @@ def test_keyword_anchors_of_a_farm_page() -> None:
     assert f.anchor_repetition is not None and f.anchor_repetition > 0.99
     verdict = page_verdict(f)
     assert {"repeated-anchors", "anchor-text", "low-vocabulary", "keyword-list-title"} <= {r.code for r in verdict.reasons}
-    assert verdict.is_spam
+    # Weak evidence only: a farm is condemned by its structure (link-farm), found from
+    # the host graph once its members' pages arrive (crawler.spam.SpamMonitor).
+    assert verdict.score == WEAK_CAP and not verdict.is_spam
 
 
 # -- the documentation index that must not be flagged ----------------------------------
@@ -462,20 +479,31 @@ def test_link_farm_conditions() -> None:
 
 def test_a_host_never_fetched_is_judged_by_the_spam_pages_that_link_to_it() -> None:
     farm_anchors = ["cheap flights", "best flight deals", "cheap tickets"] * 70
-    member = HostEvidence("www.top-casino-bonus.info", inlink_hosts=1, spam_inlink_hosts=1, spam_inlink_anchors=farm_anchors)
+    member = HostEvidence("www.top-casino-bonus.info", inlink_hosts=1, spam_inlink_hosts=1,
+                          spam_inlink_anchors=farm_anchors, spam_inlink_urls=200)
     verdict = host_verdict(member)
-    assert verdict.is_spam and [r.code for r in verdict.reasons] == ["spam-inlinks", "farm-anchors"]
-    assert verdict.messages[1] == f"distinct anchors per link from spam pages {3 / 210:.3g} <= 0.1"
+    assert verdict.is_spam and [r.code for r in verdict.reasons] == ["farm-anchors", "spam-inlinks"]
+    assert verdict.messages[0] == f"distinct anchors per link from spam pages {3 / 210:.3g} <= 0.1"
     # A good site a spam page links to for camouflage: a few links, its own name.
-    camouflage = HostEvidence("en.wikipedia.org", inlink_hosts=1, spam_inlink_hosts=1, spam_inlink_anchors=["Wikipedia"] * 3)
+    camouflage = HostEvidence("en.wikipedia.org", inlink_hosts=1, spam_inlink_hosts=1, spam_inlink_anchors=["Wikipedia"] * 3,
+                              spam_inlink_urls=3)
     assert not host_verdict(camouflage).is_spam
+    # A copied footer on every spam page: 77 links, one anchor, one URL; or one anchor
+    # over many URLs (a spam site citing an encyclopedia): camouflage, not a farm.
+    footer = HostEvidence("www.sphinx-doc.org", inlink_hosts=1, spam_inlink_hosts=1,
+                          spam_inlink_anchors=["created using sphinx"] * 77, spam_inlink_urls=1)
+    citations = HostEvidence("en.wikipedia.org", inlink_hosts=1, spam_inlink_hosts=1,
+                             spam_inlink_anchors=["wikipedia"] * 77, spam_inlink_urls=77)
+    assert not host_verdict(footer).is_spam and not host_verdict(citations).is_spam
     # Many repeated anchors from spam pages, but good hosts link to it too.
-    linked = HostEvidence("www.example.org", inlink_hosts=5, spam_inlink_hosts=1, spam_inlink_anchors=farm_anchors)
+    linked = HostEvidence("www.example.org", inlink_hosts=5, spam_inlink_hosts=1, spam_inlink_anchors=farm_anchors,
+                          spam_inlink_urls=200)
     assert not host_verdict(linked).is_spam
     # Varied anchors (a directory that happens to be spam) do not count as farm anchors.
     varied = [f"site number {n}" for n in range(40)]
-    assert host_features(HostEvidence("h.example", spam_inlink_anchors=varied)).spam_anchor_variety == 1.0
-    assert host_features(HostEvidence("h.example", spam_inlink_anchors=farm_anchors[:19])).spam_anchor_variety is None
+    spam_only = {"inlink_hosts": 1, "spam_inlink_hosts": 1, "spam_inlink_urls": 40}
+    assert host_features(HostEvidence("h.example", spam_inlink_anchors=varied, **spam_only)).spam_anchor_variety == 1.0
+    assert host_features(HostEvidence("h.example", spam_inlink_anchors=farm_anchors[:19], **spam_only)).spam_anchor_variety is None
 
 
 def test_commercial_anchors_of_links_from_spam_pages_add_weak_evidence() -> None:
@@ -484,5 +512,5 @@ def test_commercial_anchors_of_links_from_spam_pages_add_weak_evidence() -> None
     assert alone.messages == ["anchor spam score of links from spam pages 0.95 >= 0.3"]
     farm_anchors = ["payday loans", "cheap loans", "quick loans"] * 70
     member = host_verdict(HostEvidence("www.quick-loans-today.biz", inlink_hosts=1, spam_inlink_hosts=1,
-                                       spam_inlink_anchors=farm_anchors, anchor_spam_score=1.0))
-    assert member.score == pytest.approx(1 - 0.6 * 0.7 * 0.8)
+                                       spam_inlink_anchors=farm_anchors, spam_inlink_urls=150, anchor_spam_score=1.0))
+    assert member.score == pytest.approx(1 - 0.5 * 0.6 * 0.8)
