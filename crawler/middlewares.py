@@ -7,10 +7,15 @@ from typing import Any
 
 from scrapy import Request, Spider
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware as ScrapyRobotsTxtMiddleware
-from scrapy.exceptions import IgnoreRequest
+from scrapy.exceptions import CannotResolveHostError, IgnoreRequest
+from scrapy.http.request import NO_CALLBACK
+from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
+from twisted.internet.defer import Deferred
+from twisted.internet.error import DNSLookupError
 
 from crawler.hosts import is_private_address, read_hosts_file
+from crawler.resolver import REFUSED
 
 logger = logging.getLogger(__name__)
 
@@ -83,10 +88,12 @@ class HostPolicyMiddleware:
 
 
 class _Unreachable:
-    """The robots.txt of a host that could not be read: nothing is allowed."""
+    """The robots.txt of a host that could not be read: nothing is allowed, and the
+    host's URLs get ``outcome``."""
 
-    def __init__(self, reason: str):
+    def __init__(self, reason: str, outcome: str = "robots-unreachable"):
         self.reason = reason
+        self.outcome = outcome
 
     def allowed(self, url: str, user_agent: str | bytes) -> bool:
         return False
@@ -101,7 +108,32 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
     crawl. 429 counts as unreachable as well (the server asks to be left alone); other
     4xx answers mean no rules, as in Scrapy. The host's URLs are recorded with the
     outcome ``robots-unreachable`` for the rest of this run; a resumed run asks again.
+
+    A host whose name does not resolve is an ordinary outcome on the web, not an error:
+    one INFO line for the host (Scrapy logs an ERROR with a traceback for each), its URLs
+    recorded ``dns-error``, the hosts counted in ``mirrorscope/unresolvable_hosts``.
     """
+
+    async def robot_parser(self, request: Request) -> Any:
+        """Scrapy's, without its ERROR and traceback for a robots.txt that failed:
+        :meth:`_robots_error` records the failure once per host."""
+        netloc = urlparse_cached(request).netloc
+        if netloc not in self._parsers:
+            self._parsers[netloc] = Deferred()
+            robots = Request(
+                f"{urlparse_cached(request).scheme}://{netloc}/robots.txt", priority=self.DOWNLOAD_PRIORITY,
+                meta={"dont_obey_robotstxt": True}, callback=NO_CALLBACK,
+            )
+            try:
+                response = await self.crawler.engine.download_async(robots)
+                await self._parse_robots(response, netloc, request)
+            except Exception as exc:  # every failure is an outcome of the host's URLs
+                self._robots_error(exc, netloc)
+            self._stats.inc_value("robotstxt/request_count")
+        parser = self._parsers[netloc]
+        if isinstance(parser, Deferred):
+            return await maybe_deferred_to_future(parser)
+        return parser
 
     async def _parse_robots(self, response: Any, netloc: str, request: Request) -> None:
         if response.status >= 500 or response.status == 429:
@@ -116,17 +148,30 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
             super()._robots_error(exc, netloc)
             return
         self._stats.inc_value(f"robotstxt/exception_count/{type(exc)}")
-        self._unreachable(netloc, f"{type(exc).__name__}: {str(exc).strip()[:200]}")
+        reason = f"{type(exc).__name__}: {str(exc).strip()[:200]}"
+        if REFUSED in reason:  # the resolver refused a private address, and said so once
+            self._settle(netloc, _Unreachable(reason, "refused-private"))
+            return
+        if isinstance(exc, (CannotResolveHostError, DNSLookupError)):
+            logger.info("%s does not resolve: its URLs are recorded dns-error (%s)", netloc, reason)
+            self._stats.inc_value("mirrorscope/unresolvable_hosts")
+            self._settle(netloc, _Unreachable(reason, "dns-error"))
+            return
+        self._unreachable(netloc, reason)
 
     def _unreachable(self, netloc: str, reason: str) -> None:
         logger.warning("robots.txt of %s unreachable (%s): its URLs are not fetched in this run", netloc, reason)
         self._stats.inc_value("mirrorscope/robots_unreachable")
+        self._settle(netloc, _Unreachable(reason))
+
+    def _settle(self, netloc: str, parser: _Unreachable) -> None:
         waiting = self._parsers[netloc]
-        self._parsers[netloc] = parser = _Unreachable(reason)
+        self._parsers[netloc] = parser
         waiting.callback(parser)
 
     def process_request_2(self, rp: Any, request: Request) -> None:
         if isinstance(rp, _Unreachable):
             self._stats.inc_value("robotstxt/forbidden")
-            raise RefusedRequest("robots-unreachable", f"robots.txt unreachable: {rp.reason}")
+            prefix = "" if rp.outcome == "dns-error" else "robots.txt unreachable: "
+            raise RefusedRequest(rp.outcome, prefix + rp.reason)
         super().process_request_2(rp, request)

@@ -22,7 +22,8 @@ REFUSED = "refused private address"
 
 
 class StaticHostsResolver(CachingThreadedResolver):
-    """Resolves names from ``HOSTS_FILE`` (like curl's ``--resolve``), else by DNS.
+    """Resolves names from ``HOSTS_FILE`` (like curl's ``--resolve``), else by DNS
+    (unless ``RESOLVE_ONLY_HOSTS_FILE``: then every other name fails without a query).
 
     Unless ``ALLOW_PRIVATE_ADDRESSES`` is true, a name that resolves to a private,
     loopback or link-local address fails with :class:`DNSLookupError` whose message
@@ -30,11 +31,15 @@ class StaticHostsResolver(CachingThreadedResolver):
     names pointing inwards (DNS rebinding) are refused too.
     """
 
-    def __init__(self, reactor: Any, cache_size: int, timeout: float, hosts: dict[str, str], allow_private: bool, stats: Any = None):
+    def __init__(
+        self, reactor: Any, cache_size: int, timeout: float, hosts: dict[str, str], allow_private: bool,
+        stats: Any = None, hosts_only: bool = False,
+    ):
         super().__init__(reactor, cache_size, timeout)
         self.hosts = hosts
         self.allow_private = allow_private
         self.stats = stats
+        self.hosts_only = hosts_only
 
     @classmethod
     def from_crawler(cls, crawler: Any, reactor: Any) -> "StaticHostsResolver":
@@ -45,11 +50,17 @@ class StaticHostsResolver(CachingThreadedResolver):
         return cls(
             reactor, cache_size, settings.getfloat("DNS_TIMEOUT"), hosts,
             settings.getbool("ALLOW_PRIVATE_ADDRESSES"), getattr(crawler, "stats", None),
+            settings.getbool("RESOLVE_ONLY_HOSTS_FILE"),
         )
 
     def getHostByName(self, name: str, timeout: Any = ()) -> defer.Deferred:
         mapped = self.hosts.get(name.lower())
-        result = defer.succeed(mapped) if mapped else super().getHostByName(name, timeout)
+        if mapped:
+            result = defer.succeed(mapped)
+        elif self.hosts_only:
+            result = defer.fail(DNSLookupError(f"{name}: not in HOSTS_FILE (RESOLVE_ONLY_HOSTS_FILE)"))
+        else:
+            result = super().getHostByName(name, timeout)
         return result.addCallback(self._check, name)
 
     def _check(self, address: str, name: str) -> str:

@@ -4,13 +4,24 @@ Every value carries the reason it has. Override any of them with ``-s NAME=VALUE
 ``scrapy crawl`` or the matching option of ``mirror-report``.
 """
 
+from importlib.metadata import PackageNotFoundError, version
+
 BOT_NAME = "mirrorscope"
 SPIDER_MODULES = ["crawler.spiders"]
 NEWSPIDER_MODULE = "crawler.spiders"
 # `scrapy crawl` checks the spider's arguments and the database before starting, so bad
 # input gets a one-line error instead of a traceback.
 COMMANDS_MODULE = "crawler.commands"
-USER_AGENT = "mirrorscope/0.1 (+https://github.com/mirrorscope/mirrorscope)"
+# Named as crawlers name themselves (Googlebot, bingbot): a crawler that hides it meets
+# the page cloakers show people, and its browser-User-Agent refetch (crawler/spam.py)
+# then compares two clean copies; cloaking is only seen by a crawler that says it is one.
+try:
+    _VERSION = version("mirrorscope")
+except PackageNotFoundError:  # run from a checkout that was never installed
+    _VERSION = "0"
+USER_AGENT = f"Mozilla/5.0 (compatible; mirrorscope-bot/{_VERSION}; +https://github.com/mirrorscope/mirrorscope)"
+# The product token robots.txt groups address us by (RFC 9309 section 2.2.1).
+ROBOTSTXT_USER_AGENT = "mirrorscope-bot"
 
 # --- the store -------------------------------------------------------------------------
 # Database URL. Precedence: `mirror-report --db`, this setting (`-s DATABASE_URL=`), the
@@ -68,6 +79,22 @@ DOWNLOAD_WARNSIZE = 4 * 1024 * 1024
 # doorway's words are the evidence against it.
 METAREFRESH_ENABLED = False
 RETRY_TIMES = 1
+# Scrapy's list without CannotResolveHostError: a name that does not resolve does not
+# start resolving a moment later, and a retry doubles the lookups of every dead link's host.
+RETRY_EXCEPTIONS = [
+    "scrapy.exceptions.DownloadConnectionRefusedError",
+    "scrapy.exceptions.DownloadFailedError",
+    "scrapy.exceptions.DownloadTimeoutError",
+    "scrapy.exceptions.ResponseDataLossError",
+    "twisted.internet.error.ConnectionDone",
+    "twisted.internet.error.ConnectError",
+    "twisted.internet.error.ConnectionLost",
+    OSError,
+    "scrapy.core.downloader.handlers.http11.TunnelError",
+]
+# A request that failed after its retries is an outcome of its URL, recorded and counted
+# in the store and the stats, not an error of the crawl (Scrapy logs ERROR per page).
+RETRY_GIVE_UP_LOG_LEVEL = "INFO"
 REDIRECT_MAX_TIMES = 5
 # Every status reaches the spider so that 404s and 500s are recorded, not dropped.
 HTTPERROR_ALLOW_ALL = True
@@ -83,6 +110,9 @@ REMOTE_CONTROL_ENABLED = False
 # --- name resolution and the host policy ---------------------------------------------
 # A file in /etc/hosts format mapping names to addresses for this crawl only.
 HOSTS_FILE = None
+# Resolve only the names HOSTS_FILE maps; any other fails as a DNS error without a query.
+# For local test worlds, whose pages link to the real web: no lookup leaves the machine.
+RESOLVE_ONLY_HOSTS_FILE = False
 # Refuse private, loopback and link-local addresses: a crawl of the public web must not
 # be steerable into internal networks. True for local worlds such as the sandbox.
 ALLOW_PRIVATE_ADDRESSES = False
@@ -177,6 +207,9 @@ CLOAKING_CHECK_ENABLED = True
 SPIDER_MIDDLEWARES = {
     # Learns budgets from pages and drops refused outlinks before requests are built.
     "crawler.frontier.FrontierMiddleware": 950,
+    # The host graph from each page as it is parsed: link farms are found by structure
+    # while their members' first pages arrive.
+    "crawler.spam.SpamGraphMiddleware": 960,
 }
 DOWNLOADER_MIDDLEWARES = {
     # A redirect back to a URL of its own chain fails at once instead of going round the
