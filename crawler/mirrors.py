@@ -95,6 +95,7 @@ class HostView:
                 outlink_hosts=frozenset(self.outlinks.get(host, ())),
                 fingerprints={p: k.fingerprint for p, k in self.content.get(host, {}).items()},
                 signatures={p: k.signature for p, k in self.content.get(host, {}).items()},
+                token_counts={p: k.token_count for p, k in self.content.get(host, {}).items()},
             )
             for host in hosts
         ]

@@ -42,23 +42,52 @@ so a pair that only anchors point at becomes a candidate once ``anchor_vote * an
 reaches ``min_score`` (half of the smaller host's paths matched), and a pair already
 ranked moves up. Without the evidence (``anchor_pairs=None``) nothing changes, and
 ``features`` gains an ``anchors`` entry only when it is given.
+
+**Matching index pages.** A crawl does not follow the links of a page that duplicates
+one it has (``EXPAND_DUPLICATES``), so a copy reached at its root, or at the directory
+where it sits (/pub/python/), is one stored page and nothing else: no path or content
+feature can see it. Yet a host's root or a directory index identical, or nearly so,
+to one on another host says where a copy sits: directory a/ of one host holds what
+directory b/ of the other holds. ``index_matches`` finds such pages (the root, paths
+ending in "/", and ``index.*`` files; identical fingerprints, or signatures agreeing on
+at least ``near_agreement`` of their positions: LSH banding, then the exact agreement),
+and each host pair with one gets a vote like the anchors',
+
+    score' = score + index_vote * index * (1 - score),   index_vote = 0.5,
+
+``index`` being the best such pair's agreement, with that pair's directories as the
+prefixes when the path alignment matched no page there. One identical root alone makes a
+candidate (score 0.5); validation then fetches the sampled counterpart paths on the
+side that was never expanded, so a copy costs its validation sample, not a crawl.
+Pages shorter than ``MIN_INDEX_TOKENS`` (a redirect stub, an "It works!" page, an empty
+listing) say nothing of what a directory holds and are left out.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from detectors.lsh import candidate_pairs as lsh_pairs
 from detectors.mirror_features import FEATURES, HostProfile, MirrorParams, all_feature_scores
 
-__all__ = ["ANCHOR_VOTE", "DEFAULT_MIRROR_PARAMS", "CandidatePair", "candidate_pairs", "feature_rankings"]
+__all__ = [
+    "ANCHOR_VOTE", "DEFAULT_MIRROR_PARAMS", "INDEX_VOTE", "CandidatePair", "IndexMatches", "candidate_pairs",
+    "feature_rankings", "index_matches",
+]
 
 DEFAULT_MIRROR_PARAMS = MirrorParams()
 #: Weight of the anchor-bag vote (module docstring).
 ANCHOR_VOTE = 0.3
+#: Weight of the matching-index-page vote (module docstring).
+INDEX_VOTE = 0.5
+#: Words an index page needs before its match says anything about its directory.
+MIN_INDEX_TOKENS = 50
+_INDEX_NAME = re.compile(r"(?:^|/)(?:index|default)\.[^/]*$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -129,6 +158,66 @@ def _anchor_scores(profiles: Sequence[HostProfile], anchor_pairs: tuple[ArrayLik
     return keys, np.minimum(counts / np.maximum(smaller, 1), 1.0)
 
 
+def _directory(path: str) -> str | None:
+    """The directory an index page stands for ("/pub/x/" for /pub/x/ or /pub/x/index.html),
+    or None for any other page."""
+    path = path.split("?", 1)[0]
+    if path.endswith("/"):
+        return path
+    if _INDEX_NAME.search(path):
+        return path[: path.rfind("/") + 1]
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class IndexMatches:
+    """Host pairs a < b (indexes into the profiles) with matching index pages: the best
+    match's agreement and the directories it aligns."""
+
+    a: np.ndarray
+    b: np.ndarray
+    agreement: np.ndarray
+    prefix_a: list[str]
+    prefix_b: list[str]
+
+
+def index_matches(profiles: Sequence[HostProfile], near_agreement: float = 0.8) -> IndexMatches:
+    """Index pages of different hosts with identical or near-identical content (module
+    docstring), best per host pair: highest agreement, then the shortest prefixes."""
+    pages = [
+        (host, directory, profile.signatures[path])
+        for host, profile in enumerate(profiles)
+        for path in profile.paths
+        if (directory := _directory(path)) is not None
+        and path in profile.signatures
+        and profile.token_counts.get(path, MIN_INDEX_TOKENS) >= MIN_INDEX_TOKENS
+    ]
+    empty = IndexMatches(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), [], [])
+    if len(pages) < 2:
+        return empty
+    signatures = np.stack([signature for _, _, signature in pages]).astype(np.uint64)
+    pairs = lsh_pairs(signatures, threshold=near_agreement)
+    host = np.array([h for h, _, _ in pages], np.int64)
+    pairs = pairs[host[pairs[:, 0]] != host[pairs[:, 1]]]
+    agreement = (signatures[pairs[:, 0]] == signatures[pairs[:, 1]]).mean(axis=1)
+    keep = agreement >= near_agreement
+    rows = []
+    for (i, j), agree in zip(pairs[keep].tolist(), agreement[keep].tolist()):
+        if host[i] > host[j]:
+            i, j = j, i
+        rows.append((int(host[i]), int(host[j]), -agree, len(pages[i][1]) + len(pages[j][1]), pages[i][1], pages[j][1]))
+    best: dict[tuple[int, int], tuple] = {}
+    for row in sorted(rows):
+        best.setdefault(row[:2], row)
+    chosen = list(best.values())
+    if not chosen:
+        return empty
+    return IndexMatches(
+        np.array([r[0] for r in chosen], np.int64), np.array([r[1] for r in chosen], np.int64),
+        np.array([-r[2] for r in chosen]), [r[4] for r in chosen], [r[5] for r in chosen],
+    )
+
+
 def _evidence(
     profiles: Sequence[HostProfile],
     params: MirrorParams,
@@ -150,6 +239,9 @@ def _evidence(
     if anchor_pairs is not None:
         sorted_keys["anchors"], sorted_scores["anchors"] = _anchor_scores(profiles, anchor_pairs)
         voted.append(sorted_keys["anchors"])
+    indexes = index_matches(profiles, params.near_agreement)
+    sorted_keys["index"], sorted_scores["index"] = indexes.a * n + indexes.b, indexes.agreement
+    voted.append(sorted_keys["index"])
     union = np.unique(
         np.concatenate(voted + [sorted_keys[f][sorted_scores[f] >= min_score] for f in FEATURES])
     )
@@ -165,11 +257,13 @@ def _evidence(
     content_counts = has_content[a] & has_content[b]
     total = sum(weights.values()) - weights["content"] * ~content_counts
     combined = sum(weights[name] * dense[name] for name in FEATURES) / np.where(total > 0, total, 1.0)
-    if anchor_pairs is not None:
-        at = _lookup(sorted_keys["anchors"], union)
-        dense["anchors"] = np.zeros(union.size)
-        dense["anchors"][at >= 0] = sorted_scores["anchors"][at[at >= 0]]
-        combined = combined + anchor_vote * dense["anchors"] * (1.0 - np.clip(combined, 0.0, 1.0))
+    for name, vote in (("anchors", anchor_vote), ("index", INDEX_VOTE)):
+        if name not in sorted_keys:
+            continue
+        at = _lookup(sorted_keys[name], union)
+        dense[name] = np.zeros(union.size)
+        dense[name][at >= 0] = sorted_scores[name][at[at >= 0]]
+        combined = combined + vote * dense[name] * (1.0 - np.clip(combined, 0.0, 1.0))
     # Sums run in an order that follows the input's; rounding keeps ties tied.
     combined = np.round(np.clip(combined, 0.0, 1.0), 12)
     dense = {name: np.round(column, 12) for name, column in dense.items()}
@@ -185,6 +279,11 @@ def _evidence(
     shared[found], matched[found] = aligned.shared[at], aligned.matched[at]
     for index, view_a, view_b in zip(found.tolist(), aligned.view_a[at].tolist(), aligned.view_b[at].tolist()):
         prefix_a[index], prefix_b[index] = aligned.prefixes[view_a], aligned.prefixes[view_b]
+    # Where no page matched under the aligned prefixes, matching index pages say where
+    # the copy sits (module docstring).
+    where = _lookup(sorted_keys["index"], union)
+    for index, at_index in zip(np.flatnonzero((where >= 0) & (matched == 0)).tolist(), where[(where >= 0) & (matched == 0)].tolist()):
+        prefix_a[index], prefix_b[index] = indexes.prefix_a[at_index], indexes.prefix_b[at_index]
     name_rank = np.argsort(np.argsort([p.name for p in profiles], kind="stable"))
     return _Evidence(a, b, name_rank, dense, combined, prefix_a, prefix_b, pages_a, pages_b, shared, matched)
 

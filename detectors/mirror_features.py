@@ -122,7 +122,8 @@ class HostProfile:
     ``paths`` are the crawled paths (query included) of pages that exist (status 200).
     ``fingerprints`` maps a path to the 64-bit fingerprint of its canonical text
     (identical content); ``signatures`` to its min-hash signature (84 uint64 values,
-    whose agreement estimates resemblance). Either may cover only some paths.
+    whose agreement estimates resemblance); ``token_counts`` to its length in canonical
+    tokens. Each may cover only some paths.
     """
 
     name: str
@@ -131,6 +132,7 @@ class HostProfile:
     outlink_hosts: frozenset[str] = frozenset()
     fingerprints: Mapping[str, int] = field(default_factory=dict)
     signatures: Mapping[str, np.ndarray] = field(default_factory=dict)
+    token_counts: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -256,7 +256,7 @@ def test_rankings_are_sorted_and_complete() -> None:
         assert all(0 < s <= 1 and p.features[name] == s for s, p in zip(scores, ranking))
     assert {frozenset((p.a, p.b)) for p in rankings["content"][: len(true)]} == true
     combined = candidate_pairs(hosts)
-    assert all(0 <= p.score <= 1 and set(p.features) == set(FEATURES) for p in combined)
+    assert all(0 <= p.score <= 1 and set(p.features) == {*FEATURES, "index"} for p in combined)
 
 
 def test_order_of_profiles_does_not_matter() -> None:
