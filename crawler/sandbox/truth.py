@@ -151,7 +151,7 @@ def visible_words(body: bytes) -> list[str]:
     page = document.find("body")
     if page is None:
         return []
-    return [w for text in page.itertext() for w in re.findall(r"\w+", text.lower())]
+    return re.findall(r"\w+", " ".join(page.itertext()).lower())
 
 
 def _contains(outer: list[str], inner: list[str]) -> bool:
@@ -332,8 +332,9 @@ class _Walk:
         for path in shared:
             a, b = self._fetch(root_a + path), self._fetch(root_b + path)
             assert a is not None and b is not None
-            identical += a.body == b.body
-            kept += _contains(visible_words(b.body), visible_words(a.body))
+            same = a.body == b.body
+            identical += same
+            kept += same or _contains(visible_words(b.body), visible_words(a.body))
         return {
             "kind": MIRROR_KINDS[copy.role],
             "identical": identical,  # shared pages byte for byte the same
