@@ -432,7 +432,6 @@ def _reposts(b: _Builder, writer: SmallSiteWriter, django: dict[str, bytes]) -> 
         for permalink in section.xpath(".//a[@class='headerlink']"):
             permalink.drop_tree()
         title = section.xpath("string(.//h1)").strip()
-
         for anchor in section.iter("a"):
             href = anchor.get("href", "")
             parts = urlsplit(urljoin(f"http://{n.DJANGO}/{path}", href))
@@ -450,8 +449,8 @@ def _reposts(b: _Builder, writer: SmallSiteWriter, django: dict[str, bytes]) -> 
 def _spam(b: _Builder) -> tuple[list[Host], str, str]:
     """The link farm, doorway, cloaking and hidden-text hosts, and the farm's and the doorway's entry paths.
 
-    Their text is policy paragraphs stuffed with keywords; every page carries
-    Pallets' footer, its link pointing at the Werkzeug host.
+    Their text is policy paragraphs stuffed with keywords; their pages (but the
+    doorway's offer) carry Pallets' footer, its link pointing at the Werkzeug host.
     """
     policy = passages(site_files("policy"))
     text = KeywordStuffer(tuple(t for p in policy for t in p.paragraphs))
