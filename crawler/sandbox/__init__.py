@@ -5,13 +5,19 @@ an exact, a prefix and a partial mirror, a decoy, hobby sites and a host of
 broken pages); `hard_mirrors=True` adds harder mirrors and decoys, `spam=True`
 spam hosts and traps, and `build_full_world` turns both on.
 `build_linkheavy_world` makes one host of link-dense pages for throughput
-benchmarks; `SandboxServer` serves any of them on 127.x addresses;
-`World.ground_truth` says what a correct crawl of it finds.
+benchmarks; `build_real_world` serves real pages (Debian's documentation
+packages) with mirrors, decoys and spam planted among them.
+`SandboxServer` serves any of them on 127.x addresses; `World.ground_truth`
+says what a correct crawl of it finds.
 """
 
 from .model import Host, Resource, World, is_browser
+from .real import build_real_world
 from .server import SandboxServer
 from .truth import is_copied
 from .world import build_full_world, build_linkheavy_world, build_world
 
-__all__ = ["Host", "Resource", "World", "SandboxServer", "build_world", "build_full_world", "build_linkheavy_world", "is_browser", "is_copied"]
+__all__ = [
+    "Host", "Resource", "World", "SandboxServer", "build_world", "build_full_world", "build_linkheavy_world",
+    "build_real_world", "is_browser", "is_copied",
+]

@@ -1,4 +1,4 @@
-"""Run the sandbox: ``python -m crawler.sandbox --port 8080 --seed 0 --out DIR [--full]``.
+"""Run the sandbox: ``python -m crawler.sandbox --port 8080 --seed 0 --out DIR [--full | --real [--small]]``.
 
 Writes DIR/hosts (/etc/hosts format), DIR/seeds.txt and DIR/truth.json once
 every socket is listening, then serves until SIGINT or SIGTERM.
@@ -14,6 +14,8 @@ import threading
 from pathlib import Path
 from typing import NoReturn
 
+from .real import build_real_world
+from .realpages import MissingPackages
 from .server import SandboxServer
 from .world import build_world
 
@@ -40,7 +42,14 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--hard-mirrors", action="store_true", help="add the harder mirrors and their decoys")
     parser.add_argument("--spam", action="store_true", help="add spam hosts, a link farm and a calendar trap")
     parser.add_argument("--full", action="store_true", help="the full world: --hard-mirrors and --spam")
-    return parser.parse_args(argv)
+    parser.add_argument("--real", action="store_true", help="the world of real pages (Debian documentation packages)")
+    parser.add_argument("--small", action="store_true", help="with --real: the small real world, for fast tests")
+    args = parser.parse_args(argv)
+    if args.real and (args.no_hostile or args.hard_mirrors or args.spam or args.full):
+        parser.error("--real takes no --no-hostile, --hard-mirrors, --spam or --full: it has mirrors and spam of its own")
+    if args.small and not args.real:
+        parser.error("--small needs --real")
+    return args
 
 
 def _write(path: Path, text: str) -> None:
@@ -56,12 +65,19 @@ def main(argv: list[str] | None = None) -> int:
     done = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: done.set())
-    world = build_world(
-        args.seed,
-        hostile=not args.no_hostile,
-        hard_mirrors=args.hard_mirrors or args.full,
-        spam=args.spam or args.full,
-    )
+    if args.real:
+        try:
+            world = build_real_world(args.seed, small=args.small)
+        except MissingPackages as error:
+            print(f"python -m crawler.sandbox: error: {error}", file=sys.stderr)
+            return 2
+    else:
+        world = build_world(
+            args.seed,
+            hostile=not args.no_hostile,
+            hard_mirrors=args.hard_mirrors or args.full,
+            spam=args.spam or args.full,
+        )
     server = SandboxServer(world, port=args.port, latency=args.latency)
     try:
         args.out.mkdir(parents=True, exist_ok=True)

@@ -9,6 +9,7 @@ from dataclasses import replace
 from html import escape as escape  # re-exported for the site builders
 
 from .model import PORT_MARK, Resource
+from .truth import is_html_type
 
 # Real pages are rarely smaller once their chrome is counted, and tiny pages
 # make shingle statistics meaningless.
@@ -101,6 +102,5 @@ def under_prefix(resources: dict[str, Resource], prefix: str) -> dict[str, Resou
     moved = {}
     replacement = rb"\1" + prefix.encode("ascii")
     for path, res in resources.items():
-        is_html = (res.content_type or "").startswith("text/html")
-        moved[prefix + path[1:]] = replace(res, body=_ROOTED.sub(replacement, res.body)) if is_html else res
+        moved[prefix + path[1:]] = replace(res, body=_ROOTED.sub(replacement, res.body)) if is_html_type(res.content_type) else res
     return moved

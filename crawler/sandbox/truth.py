@@ -6,7 +6,7 @@ obeyed, redirects followed, only the world's hosts visited), never from what
 the builders meant to build, so it cannot drift from the content.
 
 Outcomes name what a correct crawler should conclude about each URL:
-``ok`` (an HTML page to index), ``empty`` (200 with no document), ``garbage``
+``ok`` (an HTML or XHTML page to index), ``empty`` (200 with no document), ``garbage``
 (200 text/html that is mostly control bytes: fetch it without crashing, index
 nothing), ``non-html``, ``too-large`` (body, or gzip-inflated body, over
 `MAX_BODY_BYTES`), ``reset`` (connection closed without an answer),
@@ -64,6 +64,10 @@ BROWSER_USER_AGENT = (
 
 # Bytes that never occur in text; a page made mostly of them is noise.
 _NOISE = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f\ufffd]")
+# The media types a browser renders as a web page (XHTML served as XML included).
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+_HEADER_CHARSET = re.compile(r"charset=[\"']?([\w.:-]+)", re.I)
+_META_CHARSET = re.compile(rb"<meta[^>]+charset\s*=\s*[\"']?([\w.:-]+)", re.I)
 
 
 def ground_truth(world: World, port: int) -> dict[str, Any]:
@@ -89,17 +93,37 @@ def classify(resource: Resource | None) -> str:
         return "reset"
     if resource.status != 200:
         return f"http-{resource.status}"
-    if not (resource.content_type or "").startswith("text/html"):
+    if not is_html_type(resource.content_type):
         return "non-html"
     body = _inflated(resource)
     if body is None:
         return "too-large"
     if not body.strip():
         return "empty"
-    text = body.decode("utf-8", errors="replace")
+    text = decoded(body, resource.content_type)
     if len(_NOISE.findall(text)) > 0.05 * len(text):
         return "garbage"
     return "ok"
+
+
+def is_html_type(content_type: str | None) -> bool:
+    """True for a Content-Type of HTML or XHTML (parameters ignored)."""
+    return (content_type or "").lower().startswith(HTML_TYPES)
+
+
+def decoded(body: bytes, content_type: str | None) -> str:
+    """A page's text as a browser decodes it: the header's charset, else a ``<meta>`` one, else UTF-8.
+
+    Undecodable bytes become U+FFFD; an unknown charset name counts as UTF-8.
+    (vim's pages say ISO-8859-1 in a meta element only.)
+    """
+    header = _HEADER_CHARSET.search(content_type or "")
+    meta = None if header else _META_CHARSET.search(body[:1024])
+    charset = header.group(1) if header else meta.group(1).decode("ascii") if meta else "utf-8"
+    try:
+        return body.decode(charset, errors="replace")
+    except LookupError:
+        return body.decode("utf-8", errors="replace")
 
 
 def _inflated(resource: Resource) -> bytes | None:
@@ -127,7 +151,7 @@ def visible_words(body: bytes) -> list[str]:
     page = document.find("body")
     if page is None:
         return []
-    return [w for text in page.itertext() for w in re.findall(r"\w+", text.lower())]
+    return re.findall(r"\w+", " ".join(page.itertext()).lower())
 
 
 def _contains(outer: list[str], inner: list[str]) -> bool:
@@ -308,8 +332,9 @@ class _Walk:
         for path in shared:
             a, b = self._fetch(root_a + path), self._fetch(root_b + path)
             assert a is not None and b is not None
-            identical += a.body == b.body
-            kept += _contains(visible_words(b.body), visible_words(a.body))
+            same = a.body == b.body
+            identical += same
+            kept += same or _contains(visible_words(b.body), visible_words(a.body))
         return {
             "kind": MIRROR_KINDS[copy.role],
             "identical": identical,  # shared pages byte for byte the same

@@ -21,22 +21,30 @@ from lxml import etree
 
 from ..markup import escape
 from ..model import Resource
+from ..truth import is_html_type
 
-_TITLE = re.compile(rb"<title>(.*?)</title>", re.S)
-_BODY = re.compile(rb"<body>\n(.*)\n</body>", re.S)
+_TITLE = re.compile(rb"<title[^>]*>(.*?)</title>", re.S | re.I)
+_BODY_START = re.compile(rb"<body[^>]*>\n?", re.I)
+_BODY_END = re.compile(rb"\n?</body>", re.I)
 _PLAIN_PARAGRAPH = re.compile(rb"<p>([^<]{120,})</p>")
 
 
 def is_html(resource: Resource) -> bool:
-    return resource.status == 200 and (resource.content_type or "").startswith("text/html")
+    return resource.status == 200 and is_html_type(resource.content_type)
 
 
 def split_page(body: bytes) -> tuple[str, str]:
-    """(title, body markup) of a page written by `markup.document`; the title unescaped."""
-    title, inner = _TITLE.search(body), _BODY.search(body)
-    if title is None or inner is None:
-        raise ValueError("not a page written by markup.document")
-    return html.unescape(title.group(1).decode()), inner.group(1).decode()
+    """(title, body markup) of a UTF-8 page; the title unescaped.
+
+    The markup is everything between ``<body ...>`` and the last ``</body>``,
+    less one newline on each side: for a page written by `markup.document`,
+    exactly what was put in.
+    """
+    title, start = _TITLE.search(body), _BODY_START.search(body)
+    ends = list(_BODY_END.finditer(body, start.end() if start else 0))
+    if title is None or start is None or not ends:
+        raise ValueError("no <title> or no <body> element")
+    return html.unescape(title.group(1).decode()), body[start.end() : ends[-1].start()].decode()
 
 
 # -- repackaged ------------------------------------------------------------------
@@ -155,18 +163,19 @@ def stale_copy(
     paragraph: Callable[[], str],
     missing: float,
     edited: float,
+    keep: Callable[[str], bool] = lambda path: path.endswith("/"),
 ) -> tuple[dict[str, Resource], list[str], list[str]]:
     """An old copy of a site: about `missing` of its item pages absent, `edited` of the rest with one paragraph different.
 
-    Front and index pages (paths ending in "/") and robots.txt are always kept
-    so the copy stays navigable; links to missing pages 404 there. Returns
-    (copy, missing paths, edited paths).
+    Pages `keep` accepts (front and index pages: paths ending in "/") and
+    robots.txt are always kept unchanged so the copy stays navigable; links to
+    missing pages 404 there. Returns (copy, missing paths, edited paths).
     """
     copy: dict[str, Resource] = {}
     gone: list[str] = []
     changed: list[str] = []
     for path, resource in sorted(resources.items()):
-        if not is_html(resource) or path.endswith("/"):
+        if not is_html(resource) or keep(path):
             copy[path] = resource
             continue
         if rng.random() < missing:

@@ -5,13 +5,17 @@ The link farm's pages are generated on request (`LinkFarm.resolve`): any
 links to about a thousand other generated pages across the farm. Each page
 is a pure function of (world seed, host, n), so two requests for one URL get
 the same bytes and no request costs more than one page's worth of work.
+
+The farm and the cloaking host write pure keyword text by default; the
+real-pages world passes `text` (real paragraphs with keywords pushed in)
+and a copied `footer` instead (`sites/realspam.py`).
 """
 
 from __future__ import annotations
 
 import random
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import lxml.html
@@ -26,6 +30,9 @@ FARM_LINKS_PER_PAGE = 1000
 FARM_MAX_DIGITS = 18
 _FARM_PATH = re.compile(rf"/p/(0|[1-9][0-9]{{0,{FARM_MAX_DIGITS - 1}}})\.html")
 _FARM_TARGETS = 10**9  # generated pages link to n below this; larger n exist too
+
+# Writes one paragraph of spam text (unescaped) from an rng and the phrases to push.
+SpamText = Callable[[random.Random, Sequence[str]], str]
 
 
 def spam_page(title: str, head: str, body: str) -> Resource:
@@ -67,6 +74,8 @@ class LinkFarm:
     seed: int
     hosts: tuple[str, ...]
     links_per_page: int = FARM_LINKS_PER_PAGE
+    text: SpamText | None = None  # None: 60 words of `stuffed` keywords per paragraph
+    footer: str = ""  # markup after every paragraph
 
     def focus(self, host: str) -> tuple[str, ...]:
         """The phrases a farm host is stuffed with: a share of SPAM_PHRASES of its own."""
@@ -92,7 +101,9 @@ class LinkFarm:
             path = f"/p/{rng.randrange(_FARM_TARGETS)}.html"
             href = path if target == host else ext(target, path)
             links.append(link(href, rng.choice(self.focus(target))))
-        blocks = [f"<p>{escape(stuffed(rng, focus, 60))}</p>" for _ in range(4)]
+        blocks = [
+            f"<p>{escape(self.text(rng, focus) if self.text else stuffed(rng, focus, 60))}</p>{self.footer}" for _ in range(4)
+        ]
         # Links in dense runs between the stuffed paragraphs, as farms lay them out.
         step = len(links) // 4
         parts = []
@@ -148,13 +159,24 @@ def doorway_site(rng: random.Random, pages: int = 8) -> dict[str, Resource]:
 
 # -- cloaking ------------------------------------------------------------------------
 
-def cloaked_site(browser: dict[str, Resource], rng: random.Random) -> dict[str, Resource]:
+CLOAKING_FOCUS = ("cheap holidays", "holiday deals", "last minute booking", "best price", "casino bonus")
+
+
+def cloaked_site(
+    browser: dict[str, Resource],
+    rng: random.Random,
+    *,
+    focus: Sequence[str] = CLOAKING_FOCUS,
+    text: SpamText | None = None,
+    footer: str = "",
+) -> dict[str, Resource]:
     """What crawlers get from a cloaking host: for every page browsers see, keyword spam with the same links.
 
     Keeping the links means the crawler's and the browser's views reach the
-    same URLs; only the text (and the titles) are spam.
+    same URLs; only the text (and the titles) are spam. `text` writes each of
+    the four paragraphs (default: 90 words of `stuffed` keywords); `footer`
+    follows each.
     """
-    focus = ("cheap holidays", "holiday deals", "last minute booking", "best price", "casino bonus")
     spam: dict[str, Resource] = {}
     for path, resource in sorted(browser.items()):
         if not (resource.content_type or "").startswith("text/html"):
@@ -165,7 +187,7 @@ def cloaked_site(browser: dict[str, Resource], rng: random.Random) -> dict[str, 
         anchors = items(link(h, title_case(rng.choice(focus))) for h in hrefs)
         main = (
             f"<h1>{escape(title_case(rng.choice(focus)))}</h1>"
-            + "".join(f"<p>{escape(stuffed(rng, focus, 90))}</p>" for _ in range(4))
+            + "".join(f"<p>{escape(text(rng, focus) if text else stuffed(rng, focus, 90))}</p>{footer}" for _ in range(4))
             + anchors
         )
         spam[path] = spam_page(stuffed_title(rng, focus), keywords_meta(focus), main)
@@ -195,17 +217,24 @@ class HiddenTextWriter(SmallSiteWriter):
         rng = random.Random(f"{self.site.brand}:{path}")
         words, more = escape(stuffed(rng, self.focus, 40)), escape(stuffed(rng, self.focus, 40))
         technique = HIDDEN_TECHNIQUES[len(self.resources) % len(HIDDEN_TECHNIQUES)]
-        hidden = {
-            "display:none": f'<div style="display:none">{words}</div>',
-            "visibility:hidden": f'<p style="visibility:hidden">{words}</p>',
-            "font-size:0": f'<p><span style="font-size:0px">{words}</span></p>',
-            "same-colour": f'<div style="background-color:#ffffff"><p style="color:#ffffff">{words}</p></div>',
-            "off-screen": f'<div style="position:absolute;left:-9999px;top:-9999px">{words}</div>',
-            "css-class": f'<style>.seo-block{{display:none}}</style><div class="seo-block">{words}</div>',
-        }
-        # Every page hides one list by its own technique and one by display:none.
-        extra = hidden[technique] + ("" if technique == "display:none" else f'<div style="display:none">{more}</div>')
-        super().page(path, title, main + extra)
+        super().page(path, title, main + hidden_markup(technique, words, more))
+
+
+def hidden_markup(technique: str, words: str, more: str) -> str:
+    """Markup hiding the escaped keyword list `words` by `technique`, and `more` by display:none.
+
+    Every hidden-text page hides one list by its own technique and one by
+    display:none (just `words` when the technique is display:none).
+    """
+    hidden = {
+        "display:none": f'<div style="display:none">{words}</div>',
+        "visibility:hidden": f'<p style="visibility:hidden">{words}</p>',
+        "font-size:0": f'<p><span style="font-size:0px">{words}</span></p>',
+        "same-colour": f'<div style="background-color:#ffffff"><p style="color:#ffffff">{words}</p></div>',
+        "off-screen": f'<div style="position:absolute;left:-9999px;top:-9999px">{words}</div>',
+        "css-class": f'<style>.seo-block{{display:none}}</style><div class="seo-block">{words}</div>',
+    }
+    return hidden[technique] + ("" if technique == "display:none" else f'<div style="display:none">{more}</div>')
 
 
 def hidden_text_site(site: SmallSite, rng: random.Random) -> dict[str, Resource]:
