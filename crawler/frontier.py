@@ -88,7 +88,7 @@ from scrapy.utils.misc import build_from_crawler
 from crawler.hosts import host_key, read_hosts_file, registrable_domain
 from crawler.items import PageItem
 from crawler.pipelines import store_written, unwritten_pages
-from detectors.budget import BudgetPolicy, HostBudget
+from detectors.budget import BUDGET_REFUSALS, BudgetPolicy, HostBudget
 from detectors.traps import TrapLimits, TrapMonitor, calendar_like
 from storage.records import PageRecord
 from storage.store import Store
@@ -150,11 +150,15 @@ class FrontierPolicy:
             policy = _POLICIES[crawler] = cls.from_settings(crawler.settings, crawler.stats)
         return policy
 
-    def refusal(self, url: str) -> str | None:
-        """Why ``url`` may not be queued now (counted and logged), or None; charges nothing."""
+    def refusal(self, url: str, *, budget: bool = True) -> str | None:
+        """Why ``url`` may not be queued now (counted and logged), or None; charges nothing.
+        Without ``budget`` only blocks, traps and full queues refuse."""
         host, hostname, domain = _keys(url)
-        # The budget first: it is the cheaper check and refuses most under a farm.
-        reason = self.budget.refusal(host, domain, self.addresses.get(hostname))
+        if budget:
+            # The budget first: it is the cheaper check and refuses most under a farm.
+            reason = self.budget.refusal(host, domain, self.addresses.get(hostname))
+        else:
+            reason = "blocked-host" if self.budget.blocked(host, domain, self.addresses.get(hostname)) else None
         if reason is None and self.queue is not None:
             reason = self.queue.full(host, domain)
         detail: object = reason
@@ -351,7 +355,10 @@ class HostFairQueue:
             forget(request.url)
 
     def push(self, request: Request) -> None:
-        if self.policy is not None and self.policy.refusal(request.url) is not None:
+        # A mirror validation fetch is one of a sample bounded per candidate pair: it is
+        # what spares the mirror's other pages, so budgets do not refuse it.
+        exempt = bool(request.meta.get("mirror_validation"))
+        if self.policy is not None and self.policy.refusal(request.url, budget=not exempt) is not None:
             return self._forget(request)
         host, _, domain = _keys(request.url)
         if (cap := self.full(host, domain)) is not None:
@@ -443,13 +450,18 @@ class FrontierMiddleware(BaseSpiderMiddleware):
         super().__init__(crawler)
         self.policy = FrontierPolicy.of(crawler)
         self.refilled_at = 0
+        self.budget_drops = 0
         self.truncated = False
         self.waiting = False
         crawler.signals.connect(self.spider_idle, signal=signals.spider_idle)
 
-    def _cap_drops(self) -> int:
+    def _drops(self, *reasons: str) -> int:
         stats = self.crawler.stats
-        return stats.get_value("frontier/dropped/queue-host-cap", 0) + stats.get_value("frontier/dropped/queue-domain-cap", 0)
+        return sum(stats.get_value(f"frontier/dropped/{reason}", 0) for reason in reasons)
+
+    def _parked(self) -> int:
+        """URLs dropped so far that wait in the store: queue caps and budgets refused them."""
+        return self._drops("queue-host-cap", "queue-domain-cap", *BUDGET_REFUSALS)
 
     def spider_idle(self) -> None:
         """URLs dropped because their host's queue was full are parked in the store (the
@@ -457,7 +469,7 @@ class FrontierMiddleware(BaseSpiderMiddleware):
         up to the caps again, until nothing more is admitted. The last pages' links may
         not be stored yet: the crawl then stays open and refills once they are."""
         spider = self.crawler.spider
-        if (self._cap_drops() == self.refilled_at and not self.truncated) or not hasattr(spider, "unfetched"):
+        if (self._parked() == self.refilled_at and not self.truncated) or not hasattr(spider, "unfetched"):
             return
         if unwritten_pages(self.crawler):
             if not self.waiting:
@@ -477,16 +489,29 @@ class FrontierMiddleware(BaseSpiderMiddleware):
         # Requests scheduled here wake the engine; with none, its next idle check closes.
         self._refill()
 
-    def _refill(self) -> int:
-        drops = self._cap_drops()
+    def _admit_unfetched(self) -> int:
         spider = self.crawler.spider
         admitted = 0
         for url, depth in spider.unfetched():
+            if self.policy.traps.was_walked(_keys(url)[0], url):
+                continue
             # One at a time: each admission fills the queue the next refusal looks at.
             if self.policy.refusal(url) is None:
                 spider.expand([(url, depth)])
                 admitted += 1
-        self.refilled_at = self._cap_drops()
+        return admitted
+
+    def _refill(self) -> int:
+        drops = self._parked()
+        admitted = self._admit_unfetched()
+        # Nothing else left: what budgets alone refused gets larger budgets
+        # (detectors.budget: budgets order the crawl, they do not end it).
+        while not admitted and self._drops(*BUDGET_REFUSALS) > self.budget_drops and self.policy.budget.extend():
+            self.budget_drops = self._drops(*BUDGET_REFUSALS)
+            self.crawler.stats.set_value("frontier/budget_rounds", self.policy.budget.rounds)
+            logger.info("frontier: every crawl budget doubled (round %d): only budgets refused what is left", self.policy.budget.rounds)
+            admitted = self._admit_unfetched()
+        self.refilled_at = self._parked()
         self.truncated = self.refilled_at > drops
         self.crawler.stats.inc_value("frontier/refilled", admitted)
         if admitted:

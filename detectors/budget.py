@@ -27,6 +27,13 @@ room:
     address). Names spread over many registrable domains on one server share it; 600 is
     ten small sites, as shared hosting puts many good sites on one address.
 
+Budgets order the crawl, they do not end it. IRLbot's BEAST puts URLs over budget in
+queues it serves less often, not in the bin: when the crawl runs dry with URLs refused
+only by budgets, :meth:`HostBudget.extend` doubles every budget (up to the ceiling) and
+the frontier admits them (``crawler.frontier``). A documentation site of 650 pages that
+one directory links to is crawled whole once nothing better is left, while a farm still
+gets its 60 pages only after everything else, and blocks stay blocks.
+
 A vote counts only when it comes from outside: never from the target's own registrable
 domain (its own outlinks never raise its budget), never from a source on the same IP
 (one server, one operator: Bharat et al. 2000), and not while the target domain links
@@ -54,10 +61,12 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-__all__ = ["BudgetPolicy", "HostBudget", "REFUSALS"]
+__all__ = ["BUDGET_REFUSALS", "BudgetPolicy", "HostBudget", "REFUSALS"]
 
+#: The refusals a larger budget lifts (:meth:`HostBudget.extend`).
+BUDGET_REFUSALS = ("budget-host", "budget-domain", "budget-ip")
 #: The reasons :meth:`HostBudget.refusal` gives, in the order it checks them.
-REFUSALS = ("blocked-host", "blocked-domain", "blocked-ip", "budget-host", "budget-domain", "budget-ip")
+REFUSALS = ("blocked-host", "blocked-domain", "blocked-ip", *BUDGET_REFUSALS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +114,8 @@ class HostBudget:
         self._trusted_domains: set[str] = set()
         # (kind, key) -> (sizes of the sets the count came from, count).
         self._memo: dict[tuple[str, str], tuple[tuple[int, int, int], int]] = {}
+        #: Times every budget was doubled (:meth:`extend`).
+        self.rounds = 0
 
     def _ip(self, host: str, ip: str | None) -> str | None:
         if ip is not None and host not in self.ip_of:
@@ -193,24 +204,35 @@ class HostBudget:
         self._memo[(kind, key)] = (sizes, len(counted))
         return len(counted)
 
+    def extend(self) -> bool:
+        """Double every budget (the crawl ran dry with URLs refused only by budgets);
+        False once they are all at the ceiling already."""
+        if self.policy.ip_base << self.rounds >= self.policy.ceiling:
+            return False
+        self.rounds += 1
+        return True
+
+    def _limit(self, base: int, votes: int) -> int:
+        return min(self.policy.ceiling, (base + self.policy.per_inlink_domain * votes) << self.rounds)
+
     def limit_host(self, host: str) -> int:
         """Fetches ``host`` may have now."""
         if host in self._trusted_hosts:
             return self.policy.ceiling
         votes = self._count("host", host, self._votes_host.get(host), self._links_to.get(self._domain_of.get(host, "")))
-        return min(self.policy.ceiling, self.policy.host_base + self.policy.per_inlink_domain * votes)
+        return self._limit(self.policy.host_base, votes)
 
     def limit_domain(self, domain: str) -> int:
         """Fetches the hosts of registrable ``domain`` may have between them now."""
         if domain in self._trusted_domains:
             return self.policy.ceiling
         votes = self._count("domain", domain, self._votes_domain.get(domain), self._links_to.get(domain))
-        return self.policy.domain_base + self.policy.per_inlink_domain * votes
+        return self._limit(self.policy.domain_base, votes)
 
     def limit_ip(self, ip: str) -> int:
         """Fetches the hosts on ``ip`` may have between them now."""
         votes = self._count("ip", ip, self._votes_ip.get(ip), None)
-        return self.policy.ip_base + self.policy.per_inlink_domain * votes
+        return self._limit(self.policy.ip_base, votes)
 
     def refusal(self, host: str, domain: str, ip: str | None = None) -> str | None:
         """Why a fetch of ``host`` may not be admitted now (one of ``REFUSALS``), or None."""

@@ -70,8 +70,14 @@ __all__ = [
 
 #: Score at and above which a page or host is spam.
 SPAM_SCORE = 0.5
-#: Highest score weak evidence alone can give: below the line, whatever adds up.
+#: Highest score weak evidence alone can give: below the line, whatever adds up...
 WEAK_CAP = 0.45
+#: ...unless weak page checks of this many families fire together: correlated checks (the
+#: text statistics all measure repetition) count once, and on 2,696 real documentation
+#: pages no more than 2 families ever fired together; stuffed farm pages show 3 to 5.
+AGREEING_FAMILIES = 3
+#: The weight of that agreement: strong, it crosses the line alone.
+AGREEMENT_WEIGHT = 0.5
 #: Scored pages a host needs before the share of spam pages among them counts.
 MIN_SCORED_PAGES = 2
 #: Pages a host needs before word-count and out-degree statistics count.
@@ -117,7 +123,8 @@ class Check:
     """Fires when ``feature`` is at or above (``above``) or at or below ``threshold``.
 
     ``strong``: evidence that can condemn alone (module docstring); the others together
-    never reach ``SPAM_SCORE``."""
+    never reach ``SPAM_SCORE``, unless they come from ``AGREEING_FAMILIES`` different
+    ``family`` s (page checks only)."""
 
     code: str
     feature: str
@@ -126,6 +133,7 @@ class Check:
     weight: float
     above: bool = True
     strong: bool = False
+    family: str = ""
 
     def fire(self, features: Any) -> Reason | None:
         value = getattr(features, self.feature)
@@ -150,10 +158,17 @@ class Verdict:
         return [str(r) for r in self.reasons]
 
 
-def evaluate(features: Any, checks: Sequence[Check]) -> Verdict:
+def evaluate(features: Any, checks: Sequence[Check], agreeing: int | None = None) -> Verdict:
     """The noisy-OR of the weights of the ``checks`` that fire on ``features``, at most
-    ``WEAK_CAP`` unless a strong check fired."""
-    reasons = sorted((r for c in checks if (r := c.fire(features)) is not None), key=lambda r: (-r.strong, -r.weight))
+    ``WEAK_CAP`` unless a strong check fired; with ``agreeing``, weak checks of that many
+    families together are a strong reason of their own (module docstring)."""
+    fired = [(c, r) for c in checks if (r := c.fire(features)) is not None]
+    families = sorted({c.family for c, r in fired if not r.strong and c.family})
+    reasons = [r for _, r in fired]
+    if agreeing is not None and len(families) >= agreeing:
+        label = f"kinds of weak evidence ({', '.join(families)})"
+        reasons.append(Reason("agreeing-evidence", label, len(families), agreeing, True, AGREEMENT_WEIGHT, True))
+    reasons.sort(key=lambda r: (-r.strong, -r.weight))
     miss = 1.0
     for reason in reasons:
         miss *= 1.0 - reason.weight
@@ -176,38 +191,38 @@ PAGE_CHECKS: tuple[Check, ...] = (
     # Weak (capped at WEAK_CAP together). Guiraud's R <= 5 over >= 100 content words:
     # stuffed text recycles a few dozen words, but so do source listings and indexes
     # (real pages go down to 2.4).
-    Check("low-vocabulary", "vocabulary_richness", "vocabulary richness (Guiraud's R)", 5.0, 0.4, above=False),
+    Check("low-vocabulary", "vocabulary_richness", "vocabulary richness (Guiraud's R)", 5.0, 0.4, above=False, family="text"),
     # The top 5 terms are 30% of the content words: ordinary prose keeps them under ~15%
     # (Zipf), stuffed text is mostly its focus phrases, indexes repeat structural words.
-    Check("keyword-stuffing", "top_term_share", "top-5 term share", 0.30, 0.15),
+    Check("keyword-stuffing", "top_term_share", "top-5 term share", 0.30, 0.15, family="text"),
     # Compression ratio >= 4: Ntoulas et al. saw spam climb steeply above about 4
     # (recalled, unverified); prose compresses 2.2–3.4×, tables and indexes up to 9.6×.
-    Check("compressible", "compression_ratio", "compression ratio", 4.0, 0.2),
+    Check("compressible", "compression_ratio", "compression ratio", 4.0, 0.2, family="text"),
     # 100 hidden words at all: tabbed pages hide whole panes.
-    Check("hidden-text", "hidden_words", "hidden words", 100, 0.15),
+    Check("hidden-text", "hidden_words", "hidden words", 100, 0.15, family="hidden"),
     # One content word 3 times in the title.
-    Check("stuffed-title", "title_max_repeat", "repetitions of a title word", 3, 0.25),
+    Check("stuffed-title", "title_max_repeat", "repetitions of a title word", 3, 0.25, family="title"),
     # 4 phrases between separators ("A | B | C | D"); "Page — Site" has 2.
-    Check("keyword-list-title", "title_segments", "phrases in the title", 4, 0.2),
+    Check("keyword-list-title", "title_segments", "phrases in the title", 4, 0.2, family="title"),
     # 15 title words (Ntoulas et al.: spam probability grows with title length).
-    Check("long-title", "title_words", "title words", 15, 0.15),
+    Check("long-title", "title_words", "title words", 15, 0.15, family="title"),
     # 80% of the multi-word link texts repeat another: farms label a thousand links with a
     # few dozen phrases, shops and blogs repeat "add to cart" and "read more".
-    Check("repeated-anchors", "anchor_repetition", "repeated share of link texts", 0.8, 0.2),
+    Check("repeated-anchors", "anchor_repetition", "repeated share of link texts", 0.8, 0.2, family="links"),
     # 20 meta keyword entries: engines ignore the tag, content systems fill it.
-    Check("long-meta-keywords", "meta_keywords", "meta keywords", 20, 0.15),
+    Check("long-meta-keywords", "meta_keywords", "meta keywords", 20, 0.15, family="meta"),
     # Average word length 9 (glued keywords); English prose ~4.5–5, API indexes ~7.5.
-    Check("long-words", "avg_word_length", "average word length", 9.0, 0.1),
+    Check("long-words", "avg_word_length", "average word length", 9.0, 0.1, family="text"),
     # 70% of the words are link text (Ntoulas et al.); indexes and directories are this.
-    Check("anchor-text", "anchor_fraction", "anchor-text fraction", 0.7, 0.1),
+    Check("anchor-text", "anchor_fraction", "anchor-text fraction", 0.7, 0.1, family="links"),
     # 80% of the HTML's characters are words (Ntoulas et al.: spam carries less markup).
-    Check("visible-text", "visible_fraction", "visible-text fraction", 0.8, 0.1),
+    Check("visible-text", "visible_fraction", "visible-text fraction", 0.8, 0.1, family="text"),
 )
 
 
 def page_verdict(features: PageFeatures) -> Verdict:
     """The spam verdict of one page from its :func:`page_features`."""
-    return evaluate(features, PAGE_CHECKS)
+    return evaluate(features, PAGE_CHECKS, agreeing=AGREEING_FAMILIES)
 
 
 # -- hosts -----------------------------------------------------------------------------

@@ -69,6 +69,9 @@ from urllib.parse import parse_qsl, urlsplit
 
 from detectors.spam import Reason
 
+#: Calendar-walk URLs remembered per host: beyond them the host's calendar cap holds.
+MAX_WALKED_URLS = 10_000
+
 __all__ = ["TrapLimits", "TrapMonitor", "TrapVerdict", "calendar_like", "host_trap_verdict", "url_trap_reasons"]
 
 _SESSION_KEYS = frozenset(
@@ -202,6 +205,9 @@ class TrapMonitor:
         self.limits = limits
         self.calendar_urls: Counter[str] = Counter()
         self.calendar_walk: Counter[str] = Counter()
+        # The walk's URLs per host (up to MAX_WALKED_URLS): links are stored whether
+        # followed or not, and a refill from the store must not take the walk after all.
+        self.walked: dict[str, set[str]] = {}
 
     def refusal(self, host: str, url: str) -> Reason | None:
         """The first reason not to follow ``url`` on ``host``, or None."""
@@ -228,7 +234,14 @@ class TrapMonitor:
             if len(steps) < self.limits.calendar_index_links:
                 return []
         self.calendar_walk[host] += len(steps)
+        walked = self.walked.setdefault(host, set())
+        if len(walked) < MAX_WALKED_URLS:
+            walked.update(steps)
         return steps
+
+    def was_walked(self, host: str, url: str) -> bool:
+        """Whether ``url`` was refused as a step of ``host``'s calendar walk."""
+        return url in self.walked.get(host, ())
 
     def admit(self, host: str, url: str) -> None:
         """Count an admitted URL of ``host`` (call after :meth:`refusal` said None)."""

@@ -310,9 +310,18 @@ def test_keyword_anchors_of_a_farm_page() -> None:
     assert f.anchor_repetition is not None and f.anchor_repetition > 0.99
     verdict = page_verdict(f)
     assert {"repeated-anchors", "anchor-text", "low-vocabulary", "keyword-list-title"} <= {r.code for r in verdict.reasons}
-    # Weak evidence only: a farm is condemned by its structure (link-farm), found from
-    # the host graph once its members' pages arrive (crawler.spam.SpamMonitor).
-    assert verdict.score == WEAK_CAP and not verdict.is_spam
+    # Weak checks of three families (links, text, title) agree: a strong reason.
+    assert verdict.is_spam and verdict.reasons[0].code == "agreeing-evidence"
+    assert verdict.messages[0] == "kinds of weak evidence (links, text, title) 3 >= 3"
+
+
+def test_weak_evidence_of_two_families_stays_below_the_line() -> None:
+    # A documentation index: its text repeats and compresses, it is mostly links.
+    rows = "".join(f'<li><a href="/r/{i}.html">Django {i // 10}.{i % 10} release notes</a></li>' for i in range(300))
+    verdict = page_verdict(features(html_page("Release notes", f"<ul>{rows}</ul>")))
+    assert {r.code for r in verdict.reasons} >= {"anchor-text", "keyword-stuffing"}
+    assert "agreeing-evidence" not in {r.code for r in verdict.reasons}
+    assert verdict.score <= WEAK_CAP and not verdict.is_spam
 
 
 # -- the documentation index that must not be flagged ----------------------------------

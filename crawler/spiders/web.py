@@ -131,6 +131,10 @@ def check_crawl_input(arguments: dict[str, Any], settings: Any) -> None:
 #: they are logged at DEBUG.
 HOST_OUTCOMES = frozenset(("dns-error", "robots-unreachable", "refused-private"))
 
+#: Outcomes of URLs refused before any request reached their server: they do not count
+#: against ``max_pages``.
+NOT_SENT = frozenset(("robots", "robots-unreachable", "dns-error", "refused-private", "mirrored-not-fetched", "blocked"))
+
 _CONTROL_BYTES = bytes([*range(0, 9), *range(14, 32)])
 _FAILURES: tuple[tuple[tuple[type[BaseException], ...], str], ...] = (
     ((DownloadTimeoutError, TimeoutError, TCPTimedOutError), "timeout"),
@@ -432,6 +436,8 @@ class WebSpider(Spider):
         # A redirect chain that ended in failure: every URL of it gets the outcome, once.
         chain = [normalize_url("", url) or url for url in [*request.meta.get("redirect_urls", []), request.url]]
         level = logging.DEBUG if outcome in HOST_OUTCOMES else logging.INFO
+        if outcome in NOT_SENT and not request.meta.get("mirror_validation"):
+            self.scheduled -= 1  # max_pages counts requests sent to servers
         for url in self._chain_to_record(chain):
             logger.log(level, "%s: %s (%s)", url, outcome, error)
             self.crawler.stats.inc_value(f"mirrorscope/outcome/{outcome}")
