@@ -18,16 +18,20 @@ a dense group of hosts voting for each other (a link farm). One strong check cro
 line alone. The *weak* checks are the content statistics of Ntoulas, Najork, Manasse and
 Fetterly, "Detecting spam web pages through content analysis" (WWW 2006: word counts,
 compressibility, anchor and visible text, popular terms) and the outlier statistics of
-Fetterly, Manasse and Najork, "Spam, damn spam, and statistics" (WebDB 2004). Measured
-on the pages of real documentation sites (Debian's documentation packages: Sphinx,
-DocBook, texinfo, LaTeX2HTML, Vim's help in eight languages, Chinese included;
-``docs/CALIBRATION.md``), they fire on ordinary pages all the time: an index is mostly
-links and compresses 7×, a source listing repeats its identifiers, a release-notes index
-repeats "release notes" on every line; 14 of 2,696 real pages reached 0.5 on them when
-they could add up without bound. Their noisy-OR is therefore capped at ``WEAK_CAP``
-(0.45): weak evidence alone never condemns a page or a host, however much of it there
-is. A host can still be condemned without a strong page: when most of many pages carry
-weak evidence (``suspect-pages``: no real documentation host comes near).
+Fetterly, Manasse and Najork, "Spam, damn spam, and statistics" (WebDB 2004). On the
+pages of real documentation sites (Debian's documentation packages: Sphinx, DocBook,
+texinfo, LaTeX2HTML, vim2html, in seven languages; ``docs/CALIBRATION.md``) they fire on
+ordinary pages all the time: an index is mostly links and compresses 9×, a source
+listing repeats its identifiers, a release-notes index repeats "release notes" on every
+line; 13 of 2,696 real pages reached 0.5 on them when they could add up without bound.
+So their noisy-OR is capped at ``WEAK_CAP`` (0.45), with one exception: weak page checks
+belong to families of correlated measures (``text``: the repetition statistics;
+``title``; ``links``; ``meta``; ``hidden``), and ``AGREEING_FAMILIES`` (3) families
+firing on one page are a strong reason of their own (``agreeing-evidence``): on those
+2,696 pages at most two families ever fired together, while a farm's keyword-stuffed
+pages show three to five. A host is condemned by strong evidence only: the weak
+evidence of its pages never adds up to a verdict, however many of them carry some (a
+link directory or an API index is all link lists and repeated names, page after page).
 
 Weights are set from what the sources report, from the calibration above and from the
 crafted pages in ``tests/test_spam_detectors.py``; they are not fitted to a labelled
@@ -90,10 +94,6 @@ MIN_FARM_URLS = 10
 #: ...and distinct anchors: a farm labels its links with several keyword phrases,
 #: camouflage with the site's name.
 MIN_FARM_PHRASES = 3
-#: Page score at which weak evidence makes a page suspect (``WEAK_CAP`` bounds it)...
-SUSPECT_SCORE = 0.4
-#: ...and scored pages a host needs before the share of suspect pages counts.
-MIN_SUSPECT_PAGES = 10
 #: Second crawler fetch resemblance below which a page changes by itself.
 STABLE_REFETCH = 0.9
 
@@ -270,7 +270,6 @@ class HostFeatures:
     name_dashes: int | None
     name_digits: int | None
     spam_page_share: float | None
-    suspect_page_share: float | None
     same_word_count_share: float | None
     median_out_degree: float | None
     hosts_on_ip: int
@@ -333,7 +332,6 @@ def host_features(evidence: HostEvidence) -> HostFeatures:
         name_dashes=dashes,
         name_digits=digits,
         spam_page_share=float((scores >= SPAM_SCORE).mean()) if scores.size >= MIN_SCORED_PAGES else None,
-        suspect_page_share=float((scores >= SUSPECT_SCORE).mean()) if scores.size >= MIN_SUSPECT_PAGES else None,
         same_word_count_share=same,
         median_out_degree=float(statistics.median(degrees)) if len(degrees) >= MIN_HOST_PAGES else None,
         hosts_on_ip=evidence.hosts_on_ip,
@@ -351,9 +349,6 @@ HOST_CHECKS: tuple[Check, ...] = (
     # two, not one, so a single hacked page or comment-spam thread does not condemn a
     # host; the crawl fetches one more page of a host whose page scored as spam to confirm.
     Check("spam-pages", "spam_page_share", "share of spam pages", 0.3, 0.6, strong=True),
-    # 60% of >= 10 scored pages carry weak evidence of 0.4 or more: content spam without
-    # a trick, judged on many pages. Real documentation hosts stay under 5%.
-    Check("suspect-pages", "suspect_page_share", "share of pages with weak spam evidence", 0.6, 0.5, strong=True),
     # A member of a detectors.spam_links.link_farms group.
     Check("link-farm", "link_farm_size", "hosts in its link farm", 1, 0.7, strong=True),
     # The crawler's and a browser's fetch of one URL resemble each other 0.5 or less, the

@@ -30,7 +30,7 @@ from crawler.sandbox.real import FEATURES
 from crawler.sandbox.realpages import CORPUS, SITES, MissingPackages, iter_corpus_pages, missing_packages, site_files
 from crawler.sandbox.sites.realspam import CLOAKING_FOCUS, passages
 from crawler.sandbox.sites.spam import HIDDEN_TECHNIQUES, spam_word_share
-from crawler.sandbox.truth import BROWSER_USER_AGENT, decoded, visible_words
+from crawler.sandbox.truth import BROWSER_USER_AGENT, USER_AGENT, decoded, visible_words
 from crawler.sandbox.vocab import SPAM_PHRASES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -380,7 +380,7 @@ def test_spam_text_is_real_paragraphs_stuffed_with_keywords(small: World) -> Non
     phrases = "|".join(sorted(map(re.escape, {*SPAM_PHRASES, *CLOAKING_FOCUS}), key=len, reverse=True))
     cloaking = small.host(n.CLOAKING)
     for path in ("/", "/about.html"):
-        document = lxml.html.document_fromstring(cloaking.resolve(path).body)
+        document = lxml.html.document_fromstring(cloaking.resolve(path, USER_AGENT).body)
         stuffed = [p.text_content() for p in document.iter("p") if not p.get("class")]
         assert len(stuffed) == 4
         for text in stuffed:
@@ -395,8 +395,10 @@ def test_cloaking_answers_by_user_agent(small: World, small_truth: dict, server:
     assert len(paths) >= 8
     for path in paths:
         _, _, browser = fetch(server, n.CLOAKING, path, BROWSER_USER_AGENT)
-        _, _, crawler = fetch(server, n.CLOAKING, path, "mirrorscope/0.1")
-        assert browser != crawler
+        _, _, crawler = fetch(server, n.CLOAKING, path, "Mozilla/5.0 (compatible; mirrorscope-bot/0.1; +https://x.test)")
+        # A crawler that does not say it is one is shown what people see.
+        _, _, undeclared = fetch(server, n.CLOAKING, path, "mirrorscope/0.1 (+https://x.test)")
+        assert browser != crawler and undeclared == browser
         assert browser == small.host(n.CLOAKING).resolve(path, BROWSER_USER_AGENT).at_port(server.port).body
     assert sorted(small_truth["cloaked"]) == sorted(server.url(n.CLOAKING, p) for p in paths)
 
@@ -426,7 +428,7 @@ def test_camouflage_footer_links_one_good_host_many_times(truth: dict, full: Wor
     for address in truth["html_pages"]:
         if host_of(address) not in SPAM:
             continue
-        page = full.host(host_of(address)).resolve(urlsplit(address).path).at_port(8080)
+        page = full.host(host_of(address)).resolve(urlsplit(address).path, USER_AGENT).at_port(8080)
         for a in lxml.html.document_fromstring(page.body).iter("a"):
             if host_of(urljoin(address, a.get("href", ""))) == n.WERKZEUG:
                 anchors[a.text_content()] += 1

@@ -38,6 +38,17 @@ def is_browser(user_agent: str | None) -> bool:
     return any(e in user_agent for e in _BROWSER_ENGINES) and not any(w in lowered for w in _ROBOT_WORDS)
 
 
+# How crawlers name themselves (Googlebot, bingbot, Baiduspider, Yahoo! Slurp): what a
+# cloaker looks for to show them its spam.
+_CRAWLER_WORDS = ("bot", "crawler", "spider", "slurp")
+
+
+def is_crawler(user_agent: str | None) -> bool:
+    """True for a User-Agent that says it is a crawler (names a bot, crawler, spider or
+    slurp, any case); a client that sends none, or hides what it is, is not one."""
+    return bool(user_agent) and any(w in user_agent.lower() for w in _CRAWLER_WORDS)
+
+
 def port_suffix(port: int) -> str:
     """The ``:port`` part of a URL authority; empty for HTTP's default port."""
     return "" if port == 80 else f":{port}"

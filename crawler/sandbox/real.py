@@ -55,7 +55,7 @@ from .sites.realspam import (
     passages,
     tutorial_site,
 )
-from .sites.spam import LinkFarm, cloak_for, cloaked_site
+from .sites.spam import LinkFarm, cloak_for_crawlers, cloaked_site
 from .text import Prose, slug
 
 __all__ = ["build_real_world", "served", "FEATURES", "SMALL_SITES", "FULL_SITES"]
@@ -467,7 +467,8 @@ def _spam(b: _Builder) -> tuple[list[Host], str, str]:
     chosen = b.rng(f"{n.CLOAKING}:guides").sample([p for p in policy if len(p.paragraphs) >= 4], 8)
     browser = tutorial_site("Linux Tutorials Hub", chosen)
     crawler = cloaked_site(browser, b.rng(f"{n.CLOAKING}:spam"), focus=CLOAKING_FOCUS, text=text, footer=footer)
-    hosts.append(Host(name=n.CLOAKING, ip=f"{SPAM_NET}11", role="cloaking", resources=crawler, cloak=cloak_for(browser)))
+    # A cloaker of the kind search engines meet: spam for clients that say they crawl.
+    hosts.append(Host(name=n.CLOAKING, ip=f"{SPAM_NET}11", role="cloaking", resources=browser, cloak=cloak_for_crawlers(crawler)))
 
     gnuplot = site_files("gnuplot")
     nodes = sorted(p for p, body in gnuplot.items() if p.startswith("node") and len(body) > 4000)

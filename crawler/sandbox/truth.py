@@ -57,7 +57,9 @@ MIRROR_KINDS = {
     "alias": "alias",
 }
 SPAM_ROLES = frozenset({"link-farm", "doorway", "cloaking", "hidden-text"})
-USER_AGENT = "mirrorscope"  # the walk's User-Agent: a crawler, so cloaking hosts serve it their spam
+# The walk's User-Agent: a crawler that says so, as mirrorscope's does, so that cloaking
+# hosts serve it their spam.
+USER_AGENT = "Mozilla/5.0 (compatible; mirrorscope-bot/truth)"
 BROWSER_USER_AGENT = (
     "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36"
 )

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import lxml.html
 
 from ..markup import document, escape, ext, html_resource, items, link, robots
-from ..model import Resource, is_browser
+from ..model import Resource, is_browser, is_crawler
 from ..text import slug, title_case
 from ..vocab import PLACE_NAMES, SPAM_PHRASES
 from .generic import SmallSite, SmallSiteWriter
@@ -199,6 +199,17 @@ def cloak_for(browser: dict[str, Resource]):  # noqa: ANN201 - a Host.cloak call
 
     def cloak(path: str, user_agent: str | None) -> Resource | None:
         return browser.get(path) if is_browser(user_agent) else None
+
+    return cloak
+
+
+def cloak_for_crawlers(crawler: dict[str, Resource]):  # noqa: ANN201 - a Host.cloak callable
+    """A `Host.cloak`: the spam for clients that say they are crawlers (`model.is_crawler`),
+    nothing (the host's own, clean pages) for everyone else: people, and a crawler that
+    does not say what it is."""
+
+    def cloak(path: str, user_agent: str | None) -> Resource | None:
+        return crawler.get(path) if is_crawler(user_agent) else None
 
     return cloak
 
