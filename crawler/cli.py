@@ -83,8 +83,10 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--db", metavar="URL", help=f"database URL (default: a fresh sqlite:///{DEMO_DATABASE})")
     demo.add_argument("--seed", type=int, default=0, help="seed of the sandbox world")
     demo.add_argument("--port", type=int, default=0, help="port for the sandbox hosts (0: any free port)")
-    demo.add_argument("--world", choices=("full", "standard"), default="full",
-                      help="full: 41 hosts with harder mirrors, decoys, spam and traps (default); standard: 12 hosts")
+    demo.add_argument("--world", choices=("full", "standard", "real"), default="full",
+                      help="full: 41 hosts with harder mirrors, decoys, spam and traps (default); standard: 12 hosts; "
+                           "real: 40 hosts of real documentation pages with planted mirrors, decoys, spam and a trap "
+                           "(needs Debian's documentation packages)")
     _add_output(demo)
 
     detect = commands.add_parser("detect", help="rerun offline detection over the store (near-duplicates, anchor bags, mirrors, spam hosts)")
@@ -339,10 +341,13 @@ def cmd_db(args: argparse.Namespace) -> int:
     return 0
 
 
-def _start_sandbox(seed: int, port: int, workdir: Path, full: bool) -> tuple[subprocess.Popen, list[str]]:
+_WORLD_FLAGS = {"full": ["--full"], "standard": [], "real": ["--real"]}
+
+
+def _start_sandbox(seed: int, port: int, workdir: Path, world: str) -> tuple[subprocess.Popen, list[str]]:
     """The sandbox in a process of its own (the crawl keeps this one's core)."""
     command = [sys.executable, "-m", "crawler.sandbox", "--seed", str(seed), "--port", str(port), "--out", str(workdir)]
-    command += ["--full"] if full else []
+    command += _WORLD_FLAGS[world]
     server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     seeds_file = workdir / "seeds.txt"
     deadline = time.monotonic() + 60
@@ -405,13 +410,15 @@ def cmd_demo(args: argparse.Namespace) -> int:
             Path(DEMO_DATABASE + suffix).unlink(missing_ok=True)
     with tempfile.TemporaryDirectory(prefix="mirrorscope-demo-") as tmp:
         workdir = Path(tmp)
-        server, seeds = _start_sandbox(args.seed, args.port, workdir, args.world == "full")
+        server, seeds = _start_sandbox(args.seed, args.port, workdir, args.world)
         try:
             console.print(f"sandbox: {len(seeds)} seed(s), hosts in {workdir / 'hosts'}; crawling into {url}")
             started = time.monotonic()
             reason = run_crawl(
                 {"seeds": str(workdir / "seeds.txt")},
-                {"DATABASE_URL": url, "HOSTS_FILE": str(workdir / "hosts"), "ALLOW_PRIVATE_ADDRESSES": True, "LOG_LEVEL": "WARNING"},
+                # The real pages link to the real web: names outside the world fail without a query.
+                {"DATABASE_URL": url, "HOSTS_FILE": str(workdir / "hosts"), "ALLOW_PRIVATE_ADDRESSES": True,
+                 "RESOLVE_ONLY_HOSTS_FILE": True, "LOG_LEVEL": "WARNING"},
                 quiet=True,
             )
             elapsed = time.monotonic() - started
@@ -433,8 +440,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
     finally:
         store.close()
     spam = {h.split(":")[0] for h in truth.get("spam_hosts", ())}
-    # Spam hosts' pages are not content a crawl should keep (issue: spam costs fetches).
-    expected = {url for url in truth["pages"] if url.split("/", 3)[2].split(":")[0] not in spam}
+    # Content: the pages with a document (not errors, which a duplicate's unfollowed links
+    # may hide), off the spam hosts (spam costs fetches, it is not content to keep).
+    expected = {
+        url for url in truth["pages"]
+        if truth["outcomes"].get(url) == "ok" and url.split("/", 3)[2].split(":")[0] not in spam
+    }
     copied = {url for url in expected if is_copied(url, truth["hosts"])}
     report["sandbox"] = {
         "seed": args.seed,

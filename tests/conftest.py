@@ -80,3 +80,18 @@ def crawl_world(world: Any, tmp_path: Path, db_url: str, *extra: str) -> tuple[s
                               "-s", f"DATABASE_URL={db_url}", "-s", "LOG_LEVEL=WARNING", *extra)
         assert result.returncode == 0, result.stderr[-3000:]
         return result, [(host.split(":")[0], path) for _, host, path in server.request_log()]
+
+
+def _real_pages_missing() -> str | None:
+    from crawler.sandbox.realpages import MissingPackages, require
+
+    try:
+        require()
+    except MissingPackages as exc:
+        return str(exc)
+    return None
+
+
+#: Tests on the real-page corpus need Debian's documentation packages (.ci/run installs
+#: them); without them they are skipped, saying which to install.
+requires_real_pages = pytest.mark.skipif(_real_pages_missing() is not None, reason=_real_pages_missing() or "")

@@ -22,9 +22,9 @@ from crawler.sandbox import Host, Resource, SandboxServer, World, build_real_wor
 from crawler.sandbox.model import PORT_MARK
 from crawler.sandbox import realnames as n
 from storage.store import Store
-from tests.conftest import scrapy_crawl
+from tests.conftest import requires_real_pages, scrapy_crawl
 
-pytestmark = pytest.mark.timeout(600)
+pytestmark = [pytest.mark.timeout(600), requires_real_pages]
 
 
 class RealSandbox:

@@ -27,8 +27,9 @@ from detectors.spam import (
     page_verdict,
 )
 from detectors.spam_content import markup
+from tests.conftest import requires_real_pages
 
-pytestmark = pytest.mark.timeout(600)
+pytestmark = [pytest.mark.timeout(600), requires_real_pages]
 
 
 @dataclass
