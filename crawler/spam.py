@@ -19,9 +19,12 @@ runs, and acts on them:
     crawler's User-Agent fetches the page once more: a page that changes by itself (dates,
     ads) is told apart from one that answers crawlers differently (Wu and Davison, AIRWeb
     2005). One extra fetch per host (two for a suspect) is the price; a crawl of N hosts
-    fetches N more pages. A host whose pages are spam to the crawler is condemned by them
-    (cloaking or not) and not spent on: the check is for the cloakers the content would
-    not catch, the ones that show crawlers a page people never see.
+    fetches N more pages. That page's outlinks wait for the verdict (a cloaker's other
+    pages are its spam too; a good host's expansion waits one round trip). A host whose
+    pages are spam to the crawler is condemned by them (cloaking or not) and not spent
+    on: the check is for the cloakers the content would not catch, the ones that show
+    crawlers a page people never see. The crawler says it is one (``USER_AGENT``):
+    cloakers show their spam to crawlers that say so.
 
 :class:`SpamPipeline` (``ITEM_PIPELINES``, after the page scores and sketches, before
 the duplicate pipeline expands a page)
@@ -97,6 +100,9 @@ class SpamMonitor:
         )
         self.judge = HostJudge(settings.getint("SPAM_HOST_SAMPLE", HOST_SAMPLE), on_flagged=self._block)
         self.cloak_pending: dict[str, tuple[str, DocumentSketch, float | None]] = {}
+        # Per page under a cloaking check: its record and the outlinks that wait for it.
+        self.held: dict[str, tuple[PageRecord, list[tuple[str, int]]]] = {}
+        self.expand_duplicates = settings.getbool("EXPAND_DUPLICATES")
         self.farms_dirty = False
         self.last_farm_search = 0.0
         self.farm_interval = FARM_SEARCH_INTERVAL
@@ -137,6 +143,10 @@ class SpamMonitor:
         # Checked on the host's first page that is not spam (see the module docstring).
         if self.cloaking and not state.checked and not spam_page and record.host not in self.judge.flagged and item.sketch is not None:
             state.checked = True
+            # The page's links wait for the check's verdict: a cloaker's other pages are
+            # its spam too, and a good host loses one round trip.
+            self.held[record.url] = (record, item.outlinks)
+            item.outlinks = []
             self._check_cloaking(record.url, record.host, record.depth, item.sketch, None)
 
     def links(self, record: PageRecord) -> None:
@@ -195,29 +205,40 @@ class SpamMonitor:
     def _cloak_response(self, response: Response) -> None:
         url = response.meta.get("cloak_url", response.url)
         pending = self.cloak_pending.pop(url, None)
-        if pending is None or not isinstance(response, TextResponse) or response.status >= 300:
-            return
-        host, crawler_sketch, browser = pending
-        sketch = sketch_many([canonical_document(response.text).tokens], self.params)[0]
-        resemblance = resemblance_min_s(crawler_sketch, sketch)
-        state = self.judge.hosts.get(host)
-        if state is None:
-            return
-        if browser is None:
-            state.cloak = resemblance
-            if resemblance < CLOAK_SUSPECT:
-                # Judged once the crawler's second fetch tells whether the page changes by itself.
-                self._check_cloaking(url, host, response.meta.get("depth", 0), crawler_sketch, resemblance)
-                return
-        else:
-            state.refetch = resemblance
-        self.judge.judge(host)
+        state = self.judge.hosts.get(pending[0]) if pending is not None else None
+        if state is not None and isinstance(response, TextResponse) and response.status < 300:
+            host, crawler_sketch, browser = pending
+            sketch = sketch_many([canonical_document(response.text).tokens], self.params)[0]
+            resemblance = resemblance_min_s(crawler_sketch, sketch)
+            if browser is None:
+                state.cloak = resemblance
+                if resemblance < CLOAK_SUSPECT:
+                    # Judged once the crawler's second fetch tells whether the page changes by itself.
+                    self._check_cloaking(url, host, response.meta.get("depth", 0), crawler_sketch, resemblance)
+                    return
+            else:
+                state.refetch = resemblance
+            self.judge.judge(host)
+        self._release(url)
 
     def _cloak_failed(self, failure: Failure) -> None:
         request = getattr(failure, "request", None)
         if request is not None:
-            self.cloak_pending.pop(request.meta.get("cloak_url", request.url), None)
+            url = request.meta.get("cloak_url", request.url)
+            self.cloak_pending.pop(url, None)
+            self._release(url)
         logger.info("spam: cloaking check failed: %s", failure.getErrorMessage())
+
+    def _release(self, url: str) -> None:
+        """The cloaking check of ``url`` is over: its page's links follow, unless its host
+        was judged spam or the page is a duplicate (whose links are not followed)."""
+        record, outlinks = self.held.pop(url, (None, []))
+        if record is None or not outlinks or (record.duplicate_of and not self.expand_duplicates):
+            return
+        if record.host in self.judge.flagged:
+            self.stats.inc_value("spam/outlinks_not_followed", len(outlinks))
+            return
+        self.crawler.spider.expand(outlinks)
 
     # -- the verdicts' home -------------------------------------------------------------
 
