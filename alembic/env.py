@@ -6,7 +6,7 @@ import os
 from alembic import context
 from sqlalchemy import engine_from_config, pool
 
-from storage.models import Base
+from mirrorscope.storage.models import Base
 
 config = context.config
 target_metadata = Base.metadata

@@ -35,8 +35,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from detectors.anchor_lsh import SimilarPairs, similar_pairs  # noqa: E402
-from detectors.anchors import (  # noqa: E402
+from mirrorscope.detectors.anchor_lsh import SimilarPairs, similar_pairs  # noqa: E402
+from mirrorscope.detectors.anchors import (  # noqa: E402
     DEFAULT_PARAMS,
     Bags,
     Idf,
@@ -44,9 +44,9 @@ from detectors.anchors import (  # noqa: E402
     minhash_signatures,
     multiplicities,
 )
-from detectors.center import center_clusters  # noqa: E402
-from detectors.lsh import mix64  # noqa: E402
-from detectors.rabin import ramp  # noqa: E402
+from mirrorscope.detectors.center import center_clusters  # noqa: E402
+from mirrorscope.detectors.lsh import mix64  # noqa: E402
+from mirrorscope.detectors.rabin import ramp  # noqa: E402
 
 VOCABULARY = 100_000
 

@@ -22,11 +22,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from crawler.sandbox import build_world  # noqa: E402
-from detectors.boilerplate import BoilerplateFilter  # noqa: E402
-from detectors.canonical import canonical_document  # noqa: E402
-from detectors.clustering import cluster_sketches  # noqa: E402
-from detectors.sketch import sketch_many  # noqa: E402
+from mirrorscope.sandbox import build_world  # noqa: E402
+from mirrorscope.detectors.boilerplate import BoilerplateFilter  # noqa: E402
+from mirrorscope.detectors.canonical import canonical_document  # noqa: E402
+from mirrorscope.detectors.clustering import cluster_sketches  # noqa: E402
+from mirrorscope.detectors.sketch import sketch_many  # noqa: E402
 
 PORT = 8080
 

@@ -1,7 +1,7 @@
 """The page and host spam checks on every page of the real documentation corpus.
 
 Reads every HTML page of the Debian documentation packages of the real-page corpus
-(``crawler.sandbox.realpages``: Sphinx, LaTeX2HTML, texinfo, DocBook XHTML, vim2html; in
+(``sandbox.realpages``: Sphinx, LaTeX2HTML, texinfo, DocBook XHTML, vim2html; in
 English, German, French, Spanish, Italian, Portuguese and Chinese), parses it as the
 crawl does and scores it with ``detectors.spam``. None of these pages is spam and none of
 these sites is a spam host, so every check that fires on them is a false alarm: the
@@ -38,9 +38,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from crawler.sandbox.realpages import HELD_OUT, iter_corpus_pages  # noqa: E402
-from detectors.canonical import canonical_document  # noqa: E402
-from detectors.spam import (  # noqa: E402
+from mirrorscope.sandbox.realpages import HELD_OUT, iter_corpus_pages  # noqa: E402
+from mirrorscope.detectors.canonical import canonical_document  # noqa: E402
+from mirrorscope.detectors.spam import (  # noqa: E402
     AGREEING_FAMILIES,
     PAGE_CHECKS,
     SPAM_SCORE,
@@ -195,7 +195,7 @@ def report(pages: list[Page], held: list[Page], parse_ms: float) -> tuple[str, s
         "# Spam checks on real documentation",
         "",
         f"Measured {date.today().isoformat()} with `python benchmarks/calibration.py --write docs/CALIBRATION.md`",
-        "on every HTML page of the real-page corpus (`crawler/sandbox/realpages.py`). None of these pages is spam:",
+        "on every HTML page of the real-page corpus (`sandbox/realpages.py`). None of these pages is spam:",
         "every check that fires here is a false alarm, and the thresholds of `detectors/spam.py` are set so that",
         f"no page reaches the spam line ({SPAM_SCORE}) and no site is flagged. Weak checks are capped below the",
         f"line unless {AGREEING_FAMILIES} families of them fire on one page; a host needs strong evidence.",

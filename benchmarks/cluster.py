@@ -51,8 +51,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from detectors.clustering import cluster_sketches
-from detectors.lsh import LSHIndex, candidate_pairs, choose_bands
+from mirrorscope.detectors.clustering import cluster_sketches
+from mirrorscope.detectors.lsh import LSHIndex, candidate_pairs, choose_bands
 
 S = 200
 THRESHOLD = 0.5

@@ -32,20 +32,20 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from crawler.sandbox import SandboxServer, build_linkheavy_world  # noqa: E402
+from mirrorscope.sandbox import SandboxServer, build_linkheavy_world  # noqa: E402
 
 PER_HOST = 8  # one host: the per-host limit is the crawl's concurrency
-ANCHORS = {"crawler.anchor_bags.AnchorBagPipeline": 600}
-SPAM = {"crawler.pipelines.SpamScorePipeline": 250, "crawler.spam.SpamPipeline": 450}
-NO_SKETCH = {"crawler.pipelines.StorePipeline": 900, **ANCHORS, **SPAM}
-NO_INDEX = {"crawler.pipelines.SketchPipeline": 300, "crawler.pipelines.StorePipeline": 900, **ANCHORS, **SPAM}
-NO_SPAM_PIPELINES = {"crawler.pipelines.SketchPipeline": 300, "crawler.pipelines.DuplicatePipeline": 500,
-                     "crawler.pipelines.StorePipeline": 900, **ANCHORS}
+ANCHORS = {"mirrorscope.crawler.anchor_bags.AnchorBagPipeline": 600}
+SPAM = {"mirrorscope.crawler.pipelines.SpamScorePipeline": 250, "mirrorscope.crawler.spam.SpamPipeline": 450}
+NO_SKETCH = {"mirrorscope.crawler.pipelines.StorePipeline": 900, **ANCHORS, **SPAM}
+NO_INDEX = {"mirrorscope.crawler.pipelines.SketchPipeline": 300, "mirrorscope.crawler.pipelines.StorePipeline": 900, **ANCHORS, **SPAM}
+NO_SPAM_PIPELINES = {"mirrorscope.crawler.pipelines.SketchPipeline": 300, "mirrorscope.crawler.pipelines.DuplicatePipeline": 500,
+                     "mirrorscope.crawler.pipelines.StorePipeline": 900, **ANCHORS}
 # Issue 6's defences off: Scrapy's global priority queue, no frontier middleware, no spam
 # scores or verdicts, no cloaking checks.
 NO_DEFENCES = (
     "-s", f"ITEM_PIPELINES={json.dumps(NO_SPAM_PIPELINES)}", "-s", "SCHEDULER_PRIORITY_QUEUE=scrapy.pqueues.ScrapyPriorityQueue",
-    "-s", 'SPIDER_MIDDLEWARES={"crawler.frontier.FrontierMiddleware": null}',
+    "-s", 'SPIDER_MIDDLEWARES={"mirrorscope.crawler.frontier.FrontierMiddleware": null}',
 )
 NO_ANCHORS = ("-s", "ANCHOR_BAGS_ENABLED=False")
 

@@ -27,7 +27,7 @@ def main() -> None:
     seed, hosts_file, per_host = sys.argv[1], sys.argv[2], int(sys.argv[3])
     process = CrawlerProcess(
         {
-            "TWISTED_DNS_RESOLVER": "crawler.resolver.StaticHostsResolver",
+            "TWISTED_DNS_RESOLVER": "mirrorscope.crawler.resolver.StaticHostsResolver",
             "HOSTS_FILE": hosts_file,
             "ALLOW_PRIVATE_ADDRESSES": True,
             "DEPTH_PRIORITY": 1,

@@ -49,14 +49,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from crawler.sandbox import Host, SandboxServer, World, build_full_world, build_linkheavy_world, names  # noqa: E402
-from crawler.sandbox.model import PORT_MARK  # noqa: E402
-from crawler.sandbox.sites.spam import LinkFarm  # noqa: E402
-from storage.store import Store  # noqa: E402
+from mirrorscope.sandbox import Host, SandboxServer, World, build_full_world, build_linkheavy_world, names  # noqa: E402
+from mirrorscope.sandbox.model import PORT_MARK  # noqa: E402
+from mirrorscope.sandbox.sites.spam import LinkFarm  # noqa: E402
+from mirrorscope.storage.store import Store  # noqa: E402
 
 PLAIN_BFS = (
     "-s", "SCHEDULER_PRIORITY_QUEUE=scrapy.pqueues.ScrapyPriorityQueue",
-    "-s", 'SPIDER_MIDDLEWARES={"crawler.frontier.FrontierMiddleware": null}',
+    "-s", 'SPIDER_MIDDLEWARES={"mirrorscope.crawler.frontier.FrontierMiddleware": null}',
     "-s", "SPAM_DETECTION_ENABLED=False", "-s", "CLOAKING_CHECK_ENABLED=False",
 )
 

@@ -27,11 +27,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from crawler.cli import build_report, score_mirrors  # noqa: E402
-from crawler.mirrors import HostView  # noqa: E402
-from crawler.sandbox import SandboxServer, build_world, is_copied  # noqa: E402
-from detectors.mirrors import candidate_pairs, feature_rankings  # noqa: E402
-from storage.store import Store  # noqa: E402
+from mirrorscope.report.cli import build_report, score_mirrors  # noqa: E402
+from mirrorscope.jobs.mirrors import HostView  # noqa: E402
+from mirrorscope.sandbox import SandboxServer, build_world, is_copied  # noqa: E402
+from mirrorscope.detectors.mirrors import candidate_pairs, feature_rankings  # noqa: E402
+from mirrorscope.storage.store import Store  # noqa: E402
 
 
 def crawl(seeds: Path, hosts: Path, db: str, *settings: str) -> None:

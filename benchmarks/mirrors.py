@@ -48,7 +48,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from detectors.mirrors import HostProfile, candidate_pairs  # noqa: E402
+from mirrorscope.detectors.mirrors import HostProfile, candidate_pairs  # noqa: E402
 
 COMMON_NAMES = (
     "about contact privacy terms faq help search login register sitemap news blog products services team careers "

@@ -55,15 +55,15 @@ from urllib.parse import urlsplit
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from crawler.cli import build_report  # noqa: E402
-from crawler.sandbox import SandboxServer, World, build_real_world  # noqa: E402
-from storage.store import Store  # noqa: E402
+from mirrorscope.report.cli import build_report  # noqa: E402
+from mirrorscope.sandbox import SandboxServer, World, build_real_world  # noqa: E402
+from mirrorscope.storage.store import Store  # noqa: E402
 
 #: Byte-identical pages two hosts must share for the naive crawler to call them mirrors.
 NAIVE_MIN_SHARED = 5
 NAIVE = (
     "-s", "SCHEDULER_PRIORITY_QUEUE=scrapy.pqueues.ScrapyPriorityQueue",
-    "-s", 'SPIDER_MIDDLEWARES={"crawler.frontier.FrontierMiddleware": null, "crawler.spam.SpamGraphMiddleware": null}',
+    "-s", 'SPIDER_MIDDLEWARES={"mirrorscope.crawler.frontier.FrontierMiddleware": null, "mirrorscope.crawler.spam.SpamGraphMiddleware": null}',
     "-s", "SPAM_DETECTION_ENABLED=False", "-s", "CLOAKING_CHECK_ENABLED=False", "-s", "FRONTIER_ADMISSION=False",
     "-s", "MIRROR_DETECTION_ENABLED=False", "-s", "EXPAND_DUPLICATES=True",
 )

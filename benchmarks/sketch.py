@@ -33,9 +33,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from datasketch import MinHash  # noqa: E402
 
-from detectors.canonical import canonical_tokens  # noqa: E402
-from detectors.shingles import default_table  # noqa: E402
-from detectors.sketch import DEFAULT_PARAMS, sketch_many, sketch_tokens  # noqa: E402
+from mirrorscope.detectors.canonical import canonical_tokens  # noqa: E402
+from mirrorscope.detectors.shingles import default_table  # noqa: E402
+from mirrorscope.detectors.sketch import DEFAULT_PARAMS, sketch_many, sketch_tokens  # noqa: E402
 
 DOCS = Path("/usr/share/doc/python3.11/html")
 MIN_PAGES = 500
@@ -47,7 +47,7 @@ def load_pages(limit: int | None) -> tuple[str, list[str]]:
         paths = sorted(p for p in DOCS.rglob("*.html") if p.stat().st_size >= MIN_BYTES)
         return str(DOCS), [p.read_text(encoding="utf-8", errors="replace") for p in paths][:limit]
     # Only without the Python docs: the sandbox's generated sites.
-    from crawler.sandbox.world import build_linkheavy_world, build_world
+    from mirrorscope.sandbox.world import build_linkheavy_world, build_world
 
     pages = [
         resource.body.decode("utf-8", errors="replace")
@@ -58,7 +58,7 @@ def load_pages(limit: int | None) -> tuple[str, list[str]]:
         and (resource.content_type or "").startswith("text/html")
         and len(resource.body) >= MIN_BYTES
     ]
-    return "crawler.sandbox worlds", pages[:limit]
+    return "sandbox worlds", pages[:limit]
 
 
 def datasketch_shingles(tokens: list[str], w: int) -> list[bytes]:

@@ -39,11 +39,11 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import reactor, task, threads
 from twisted.python.threadpool import ThreadPool
 
-from crawler.backlog import Backlog
-from crawler.items import PageItem
-from crawler.similar import maintain_bags
-from detectors.anchors import DEFAULT_PARAMS, AnchorParams
-from storage.records import PageRecord
+from mirrorscope.crawler.backlog import Backlog
+from mirrorscope.crawler.items import PageItem
+from mirrorscope.jobs.similar import maintain_bags
+from mirrorscope.detectors.anchors import DEFAULT_PARAMS, AnchorParams
+from mirrorscope.storage.records import PageRecord
 
 logger = logging.getLogger(__name__)
 

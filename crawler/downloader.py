@@ -26,8 +26,8 @@ from scrapy.utils.asyncio import call_later
 from scrapy.utils.defer import _schedule_coro
 from twisted.python.failure import Failure
 
-from crawler.frontier import FrontierPolicy
-from crawler.middlewares import RefusedRequest
+from mirrorscope.crawler.frontier import FrontierPolicy
+from mirrorscope.crawler.middlewares import RefusedRequest
 
 
 class PoliteDownloader(Downloader):

@@ -85,13 +85,13 @@ from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.misc import build_from_crawler
 
-from crawler.hosts import host_key, read_hosts_file, registrable_domain
-from crawler.items import PageItem
-from crawler.pipelines import store_written, unwritten_pages
-from detectors.budget import BUDGET_REFUSALS, BudgetPolicy, HostBudget
-from detectors.traps import TrapLimits, TrapMonitor, calendar_like
-from storage.records import PageRecord
-from storage.store import Store
+from mirrorscope.crawler.hosts import host_key, read_hosts_file, registrable_domain
+from mirrorscope.crawler.items import PageItem
+from mirrorscope.crawler.pipelines import store_written, unwritten_pages
+from mirrorscope.detectors.budget import BUDGET_REFUSALS, BudgetPolicy, HostBudget
+from mirrorscope.detectors.traps import TrapLimits, TrapMonitor, calendar_like
+from mirrorscope.storage.records import PageRecord
+from mirrorscope.storage.store import Store
 
 logger = logging.getLogger(__name__)
 

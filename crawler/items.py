@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from detectors.canonical import CanonicalDocument
-from detectors.sketch import DocumentSketch
-from storage.records import PageRecord
+from mirrorscope.detectors.canonical import CanonicalDocument
+from mirrorscope.detectors.sketch import DocumentSketch
+from mirrorscope.storage.records import PageRecord
 
 
 @dataclass(slots=True)

@@ -14,8 +14,8 @@ from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 from twisted.internet.error import DNSLookupError
 
-from crawler.hosts import is_private_address, read_hosts_file
-from crawler.resolver import REFUSED
+from mirrorscope.crawler.hosts import is_private_address, read_hosts_file
+from mirrorscope.crawler.resolver import REFUSED
 
 logger = logging.getLogger(__name__)
 

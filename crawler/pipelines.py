@@ -11,12 +11,12 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import defer, reactor, task, threads
 from twisted.python.threadpool import ThreadPool
 
-from crawler.backlog import Backlog
-from crawler.items import PageItem
-from detectors.lsh import LSHIndex
-from detectors.spam import page_features, page_verdict
-from detectors.sketch import DocumentSketch, SketchParams, containment_mod_m, resemblance_min_s, sketch_many
-from storage.records import PageRecord, SketchRecord
+from mirrorscope.crawler.backlog import Backlog
+from mirrorscope.crawler.items import PageItem
+from mirrorscope.detectors.lsh import LSHIndex
+from mirrorscope.detectors.spam import page_features, page_verdict
+from mirrorscope.detectors.sketch import DocumentSketch, SketchParams, containment_mod_m, resemblance_min_s, sketch_many
+from mirrorscope.storage.records import PageRecord, SketchRecord
 
 logger = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from scrapy.resolver import CachingThreadedResolver
 from twisted.internet import defer
 from twisted.internet.error import DNSLookupError
 
-from crawler.hosts import is_private_address, read_hosts_file
+from mirrorscope.crawler.hosts import is_private_address, read_hosts_file
 
 logger = logging.getLogger(__name__)
 

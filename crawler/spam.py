@@ -57,14 +57,14 @@ from scrapy.http import Response, TextResponse
 from twisted.internet import task
 from twisted.python.failure import Failure
 
-from crawler.frontier import FrontierPolicy
-from crawler.host_spam import HOST_SAMPLE, HostJudge, HostState
-from crawler.hosts import host_key
-from crawler.items import PageItem
-from detectors.canonical import canonical_document
-from detectors.sketch import DocumentSketch, SketchParams, resemblance_min_s, sketch_many
-from detectors.spam import SPAM_SCORE
-from storage.records import PageRecord
+from mirrorscope.crawler.frontier import FrontierPolicy
+from mirrorscope.jobs.host_spam import HOST_SAMPLE, HostJudge, HostState
+from mirrorscope.crawler.hosts import host_key
+from mirrorscope.crawler.items import PageItem
+from mirrorscope.detectors.canonical import canonical_document
+from mirrorscope.detectors.sketch import DocumentSketch, SketchParams, resemblance_min_s, sketch_many
+from mirrorscope.detectors.spam import SPAM_SCORE
+from mirrorscope.storage.records import PageRecord
 
 logger = logging.getLogger(__name__)
 

@@ -49,9 +49,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from detectors.lsh import argsort_u64, mix64
-from detectors.minhash import splitmix64
-from detectors.rabin import ramp
+from mirrorscope.detectors.lsh import argsort_u64, mix64
+from mirrorscope.detectors.minhash import splitmix64
+from mirrorscope.detectors.rabin import ramp
 
 __all__ = [
     "DEFAULT_K",

@@ -72,7 +72,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike
 
-from detectors.anchor_lsh import (
+from mirrorscope.detectors.anchor_lsh import (
     DEFAULT_K,
     DEFAULT_L,
     DEFAULT_LSH_SEED,
@@ -82,11 +82,11 @@ from detectors.anchor_lsh import (
     SimilarPairs,
     similar_pairs,
 )
-from detectors.canonical import WINDOW, content_bag, tokenize
-from detectors.center import center_clusters
-from detectors.lsh import mix64
-from detectors.minhash import splitmix64
-from detectors.rabin import RABIN64, ramp
+from mirrorscope.detectors.canonical import WINDOW, content_bag, tokenize
+from mirrorscope.detectors.center import center_clusters
+from mirrorscope.detectors.lsh import mix64
+from mirrorscope.detectors.minhash import splitmix64
+from mirrorscope.detectors.rabin import RABIN64, ramp
 
 __all__ = [
     "DEFAULT_CAP",

@@ -43,7 +43,7 @@ import numpy as np
 from lxml import etree
 from w3lib.encoding import html_to_unicode
 
-from detectors.stopwords import STOPWORDS
+from mirrorscope.detectors.stopwords import STOPWORDS
 
 __all__ = [
     "WINDOW",

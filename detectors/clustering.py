@@ -80,13 +80,13 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
-from detectors.center import center_clusters
-from detectors.lsh import argsort_u64, equal_key_pairs, mix64
-from detectors.minhash import DEFAULT_S, EMPTY
-from detectors.rabin import ramp
-from detectors.sketch import DEFAULT_PARAMS, DocumentSketch, IncompatibleSketchError
-from detectors.supershingles import DEFAULT_GROUP_SIZE, NEAR_DUPLICATE_MATCHES, super_shingles
-from detectors.unionfind import connected_components
+from mirrorscope.detectors.center import center_clusters
+from mirrorscope.detectors.lsh import argsort_u64, equal_key_pairs, mix64
+from mirrorscope.detectors.minhash import DEFAULT_S, EMPTY
+from mirrorscope.detectors.rabin import ramp
+from mirrorscope.detectors.sketch import DEFAULT_PARAMS, DocumentSketch, IncompatibleSketchError
+from mirrorscope.detectors.supershingles import DEFAULT_GROUP_SIZE, NEAR_DUPLICATE_MATCHES, super_shingles
+from mirrorscope.detectors.unionfind import connected_components
 
 __all__ = [
     "DEFAULT_MAX_DOCS_PER_FINGERPRINT",

@@ -57,8 +57,8 @@ from functools import lru_cache
 import numpy as np
 from numpy.typing import ArrayLike
 
-from detectors.minhash import DEFAULT_SIGNATURE_SIZE, EMPTY, splitmix64
-from detectors.rabin import ramp
+from mirrorscope.detectors.minhash import DEFAULT_SIGNATURE_SIZE, EMPTY, splitmix64
+from mirrorscope.detectors.rabin import ramp
 
 __all__ = [
     "DEFAULT_RECALL",

@@ -72,8 +72,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike
 
-from detectors.lsh import candidate_pairs as lsh_pairs
-from detectors.mirror_features import FEATURES, HostProfile, MirrorParams, all_feature_scores
+from mirrorscope.detectors.lsh import candidate_pairs as lsh_pairs
+from mirrorscope.detectors.mirror_features import FEATURES, HostProfile, MirrorParams, all_feature_scores
 
 __all__ = [
     "ANCHOR_VOTE", "DEFAULT_MIRROR_PARAMS", "INDEX_VOTE", "CandidatePair", "IndexMatches", "candidate_pairs",

@@ -73,8 +73,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from detectors.mirror_candidates import CandidatePair
-from detectors.mirror_features import HostProfile
+from mirrorscope.detectors.mirror_candidates import CandidatePair
+from mirrorscope.detectors.mirror_features import HostProfile
 
 __all__ = [
     "MirrorGraph",

@@ -31,8 +31,8 @@ Phases, all pure (plain dataclasses, lists and numpy arrays; no Scrapy, no SQL):
 Each module's docstring states its parameters, their defaults and why.
 """
 
-from detectors.mirror_candidates import DEFAULT_MIRROR_PARAMS, CandidatePair, candidate_pairs, feature_rankings
-from detectors.mirror_features import (
+from mirrorscope.detectors.mirror_candidates import DEFAULT_MIRROR_PARAMS, CandidatePair, candidate_pairs, feature_rankings
+from mirrorscope.detectors.mirror_features import (
     FEATURES,
     STOP_TERMS,
     HostProfile,
@@ -43,7 +43,7 @@ from detectors.mirror_features import (
     path_terms,
     positional_bigrams,
 )
-from detectors.mirror_validation import (
+from mirrorscope.detectors.mirror_validation import (
     MirrorGraph,
     MirrorVerdict,
     Observation,

@@ -35,7 +35,7 @@ from itertools import chain, count, islice
 
 import numpy as np
 
-from detectors.rabin import RABIN64, Rabin, ramp
+from mirrorscope.detectors.rabin import RABIN64, Rabin, ramp
 
 __all__ = [
     "DEFAULT_W",

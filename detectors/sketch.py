@@ -41,8 +41,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from detectors import minhash, supershingles
-from detectors.minhash import (
+from mirrorscope.detectors import minhash, supershingles
+from mirrorscope.detectors.minhash import (
     DEFAULT_M,
     DEFAULT_S,
     DEFAULT_SIGNATURE_SIZE,
@@ -55,8 +55,8 @@ from detectors.minhash import (
     signatures,
     sort_segments,
 )
-from detectors.shingles import DEFAULT_W, default_table, shingle_batch
-from detectors.supershingles import DEFAULT_GROUP_SIZE, DEFAULT_GROUPS, NEAR_DUPLICATE_MATCHES, super_shingles
+from mirrorscope.detectors.shingles import DEFAULT_W, default_table, shingle_batch
+from mirrorscope.detectors.supershingles import DEFAULT_GROUP_SIZE, DEFAULT_GROUPS, NEAR_DUPLICATE_MATCHES, super_shingles
 
 __all__ = [
     "DEFAULT_PARAMS",

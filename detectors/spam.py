@@ -49,8 +49,8 @@ from typing import Any
 
 import numpy as np
 
-from detectors.spam_content import PageFeatures, page_features
-from detectors.spam_links import FarmGroup, link_farms
+from mirrorscope.detectors.spam_content import PageFeatures, page_features
+from mirrorscope.detectors.spam_links import FarmGroup, link_farms
 
 __all__ = [
     "HOST_CHECKS",

@@ -80,7 +80,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from detectors.canonical import CanonicalDocument, content_bag, parse_html, tokenize
+from mirrorscope.detectors.canonical import CanonicalDocument, content_bag, parse_html, tokenize
 
 __all__ = [
     "MIN_COMPRESSION_BYTES",

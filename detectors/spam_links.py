@@ -46,7 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from detectors.unionfind import connected_components
+from mirrorscope.detectors.unionfind import connected_components
 
 __all__ = ["FarmGroup", "link_farms"]
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from detectors.rabin import RABIN64
+from mirrorscope.detectors.rabin import RABIN64
 
 __all__ = ["DEFAULT_GROUPS", "DEFAULT_GROUP_SIZE", "NEAR_DUPLICATE_MATCHES", "matches", "super_shingles"]
 

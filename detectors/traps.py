@@ -67,7 +67,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from urllib.parse import parse_qsl, urlsplit
 
-from detectors.spam import Reason
+from mirrorscope.detectors.spam import Reason
 
 #: Calendar-walk URLs remembered per host: beyond them the host's calendar cap holds.
 MAX_WALKED_URLS = 10_000

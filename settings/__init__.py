@@ -7,11 +7,11 @@ Every value carries the reason it has. Override any of them with ``-s NAME=VALUE
 from importlib.metadata import PackageNotFoundError, version
 
 BOT_NAME = "mirrorscope"
-SPIDER_MODULES = ["crawler.spiders"]
-NEWSPIDER_MODULE = "crawler.spiders"
+SPIDER_MODULES = ["mirrorscope.crawler.spiders"]
+NEWSPIDER_MODULE = "mirrorscope.crawler.spiders"
 # `scrapy crawl` checks the spider's arguments and the database before starting, so bad
 # input gets a one-line error instead of a traceback.
-COMMANDS_MODULE = "crawler.commands"
+COMMANDS_MODULE = "mirrorscope.crawler.commands"
 # Named as crawlers name themselves (Googlebot, bingbot): a crawler that hides it meets
 # the page cloakers show people, and its browser-User-Agent refetch (crawler/spam.py)
 # then compares two clean copies; cloaking is only seen by a crawler that says it is one.
@@ -48,9 +48,9 @@ SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
 # each host: a chain-shaped host ran 15 levels ahead, SCRAPY-NOTES), round-robin across
 # registrable domains within a depth, per-host and per-domain queue caps, and admission
 # through the spam, trap and budget checks (crawler/frontier.py).
-SCHEDULER_PRIORITY_QUEUE = "crawler.frontier.HostFairQueue"
+SCHEDULER_PRIORITY_QUEUE = "mirrorscope.crawler.frontier.HostFairQueue"
 # Recovers the frontier from the store after a hard kill (see crawler/scheduler.py).
-SCHEDULER = "crawler.scheduler.RecoveringScheduler"
+SCHEDULER = "mirrorscope.crawler.scheduler.RecoveringScheduler"
 # How deep links are followed from the seeds (0: no limit).
 DEPTH_LIMIT = 0
 # URLs longer than this are recorded as links but not fetched: long URLs are mostly traps.
@@ -62,7 +62,7 @@ CONCURRENT_REQUESTS = 32
 CONCURRENT_REQUESTS_PER_DOMAIN = 2
 # Scrapy's own downloader does not enforce the line above under the asyncio reactor
 # (see crawler/downloader.py); this one does.
-DOWNLOADER = "crawler.downloader.PoliteDownloader"
+DOWNLOADER = "mirrorscope.crawler.downloader.PoliteDownloader"
 DOWNLOAD_DELAY = 0
 AUTOTHROTTLE_ENABLED = True
 # Scrapy's 5 s start delay would stall every new host; latency feedback takes over fast.
@@ -116,7 +116,7 @@ RESOLVE_ONLY_HOSTS_FILE = False
 # Refuse private, loopback and link-local addresses: a crawl of the public web must not
 # be steerable into internal networks. True for local worlds such as the sandbox.
 ALLOW_PRIVATE_ADDRESSES = False
-TWISTED_DNS_RESOLVER = "crawler.resolver.StaticHostsResolver"
+TWISTED_DNS_RESOLVER = "mirrorscope.crawler.resolver.StaticHostsResolver"
 
 # --- links -----------------------------------------------------------------------------
 # Words kept either side of an anchor (Haveliwala, Gionis & Indyk 2000: 8).
@@ -206,35 +206,35 @@ CLOAKING_CHECK_ENABLED = True
 
 SPIDER_MIDDLEWARES = {
     # Learns budgets from pages and drops refused outlinks before requests are built.
-    "crawler.frontier.FrontierMiddleware": 950,
+    "mirrorscope.crawler.frontier.FrontierMiddleware": 950,
     # The host graph from each page as it is parsed: link farms are found by structure
     # while their members' first pages arrive.
-    "crawler.spam.SpamGraphMiddleware": 960,
+    "mirrorscope.crawler.spam.SpamGraphMiddleware": 960,
 }
 DOWNLOADER_MIDDLEWARES = {
     # A redirect back to a URL of its own chain fails at once instead of going round the
     # loop up to REDIRECT_MAX_TIMES (the redirect middleware's new request passes here).
-    "crawler.middlewares.RedirectLoopMiddleware": 40,
+    "mirrorscope.crawler.middlewares.RedirectLoopMiddleware": 40,
     # Before robots.txt (100) so that a refused host is not even asked for robots.txt.
-    "crawler.middlewares.HostPolicyMiddleware": 50,
+    "mirrorscope.crawler.middlewares.HostPolicyMiddleware": 50,
     # Refuses the mirror side of validated mirrors (after the host policy, before robots).
-    "crawler.mirrors.MirrorMiddleware": 60,
+    "mirrorscope.crawler.mirrors.MirrorMiddleware": 60,
     # Scrapy's robots.txt middleware, except that an unreachable robots.txt (an error, 5xx,
     # 429) disallows the host as RFC 9309 requires; Scrapy's would allow everything.
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
-    "crawler.middlewares.RobotsTxtMiddleware": 100,
+    "mirrorscope.crawler.middlewares.RobotsTxtMiddleware": 100,
 }
 ITEM_PIPELINES = {
     # Cheap first: sketches (per page) before the batched write.
     # Page spam scores read the tokens that the sketch pipeline then consumes.
-    "crawler.pipelines.SpamScorePipeline": 250,
-    "crawler.pipelines.SketchPipeline": 300,
+    "mirrorscope.crawler.pipelines.SpamScorePipeline": 250,
+    "mirrorscope.crawler.pipelines.SketchPipeline": 300,
     # Host verdicts; gates a spam page's outlinks before the duplicate pipeline expands it.
-    "crawler.spam.SpamPipeline": 450,
-    "crawler.pipelines.DuplicatePipeline": 500,
+    "mirrorscope.crawler.spam.SpamPipeline": 450,
+    "mirrorscope.crawler.pipelines.DuplicatePipeline": 500,
     # Anchor bags of the URLs each page links to (after the duplicate check, before the write).
-    "crawler.anchor_bags.AnchorBagPipeline": 600,
-    "crawler.pipelines.StorePipeline": 900,
+    "mirrorscope.crawler.anchor_bags.AnchorBagPipeline": 600,
+    "mirrorscope.crawler.pipelines.StorePipeline": 900,
 }
 EXTENSIONS = {
     "scrapy.extensions.telnet.TelnetConsole": None,

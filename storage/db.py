@@ -7,6 +7,7 @@ the Scrapy setting ``DATABASE_URL`` (``-s DATABASE_URL=...``), the environment v
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 
@@ -21,7 +22,14 @@ from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 #: Embedded by default, so a new user needs no server.
 DEFAULT_DATABASE_URL = "sqlite:///mirrorscope.db"
 
-_MIGRATIONS = Path(__file__).resolve().parent.parent / "alembic"
+
+
+def _migrations() -> str:
+    """The migrations' folder: ``alembic/`` in the checkout, ``mirrorscope/migrations`` installed."""
+    spec = importlib.util.find_spec("mirrorscope.migrations")
+    if spec is None or not spec.submodule_search_locations:
+        raise StoreError("the migrations are not installed with mirrorscope: reinstall the package")
+    return list(spec.submodule_search_locations)[0]
 
 
 class StoreError(Exception):
@@ -69,7 +77,7 @@ def make_engine(url: str) -> Engine:
 
 def _alembic_config() -> Config:
     config = Config()
-    config.set_main_option("script_location", str(_MIGRATIONS))
+    config.set_main_option("script_location", _migrations())
     return config
 
 

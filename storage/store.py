@@ -14,8 +14,8 @@ from sqlalchemy import Connection, Engine, bindparam, delete, func, insert, sele
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import aliased
 
-from storage.db import ensure_schema, make_engine
-from storage.models import (
+from mirrorscope.storage.db import ensure_schema, make_engine
+from mirrorscope.storage.models import (
     AnchorCluster,
     AnchorPair,
     AnchorSignature,
@@ -32,7 +32,7 @@ from storage.models import (
     Page,
     Sketch,
 )
-from storage.records import PageRecord
+from mirrorscope.storage.records import PageRecord
 
 _IN_CHUNK = 500  # bound parameters per IN (...) list: far below every backend's limit
 _ANCHOR_SIGNATURE_COLUMNS = ("m", "seed", "window", "scale", "cap", "idf_bags", "terms", "data", "computed_at")

@@ -64,13 +64,13 @@ def scrapy_crawl(*args: str, timeout: float = 240) -> subprocess.CompletedProces
 
 
 def mirror_report(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
-    return run_cli(sys.executable, "-m", "crawler.cli", *args, timeout=timeout)
+    return run_cli(sys.executable, "-m", "mirrorscope.report.cli", *args, timeout=timeout)
 
 
 def crawl_world(world: Any, tmp_path: Path, db_url: str, *extra: str) -> tuple[subprocess.CompletedProcess, list[tuple[str, str]]]:
-    """Serve a small ``crawler.sandbox.World`` on loopback and crawl it with the defaults;
+    """Serve a small ``sandbox.World`` on loopback and crawl it with the defaults;
     (the finished crawl, the server's requests as (host name, path))."""
-    from crawler.sandbox import SandboxServer
+    from mirrorscope.sandbox import SandboxServer
 
     with SandboxServer(world, port=0) as server:
         hosts_file, seeds_file = tmp_path / "hosts", tmp_path / "seeds.txt"
@@ -83,7 +83,7 @@ def crawl_world(world: Any, tmp_path: Path, db_url: str, *extra: str) -> tuple[s
 
 
 def _real_pages_missing() -> str | None:
-    from crawler.sandbox.realpages import MissingPackages, require
+    from mirrorscope.sandbox.realpages import MissingPackages, require
 
     try:
         require()

@@ -15,7 +15,7 @@ import math
 import numpy as np
 import pytest
 
-from detectors.anchor_lsh import (
+from mirrorscope.detectors.anchor_lsh import (
     DEFAULT_K,
     DEFAULT_L,
     EMPTY,
@@ -24,8 +24,8 @@ from detectors.anchor_lsh import (
     similar_pairs,
     similar_to,
 )
-from detectors import anchors
-from detectors.anchors import (
+from mirrorscope.detectors import anchors
+from mirrorscope.detectors.anchors import (
     DEFAULT_CAP,
     DEFAULT_M,
     DEFAULT_SCALE,
@@ -43,9 +43,9 @@ from detectors.anchors import (
     multiplicities,
     title_terms,
 )
-from detectors.canonical import canonical_document
-from detectors.center import center_clusters
-from detectors.minhash import splitmix64
+from mirrorscope.detectors.canonical import canonical_document
+from mirrorscope.detectors.center import center_clusters
+from mirrorscope.detectors.minhash import splitmix64
 
 M64 = (1 << 64) - 1
 M32 = (1 << 32) - 1

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from detectors.anchor_spam import AnchorSpamParams, anchor_spam
+from mirrorscope.detectors.anchor_spam import AnchorSpamParams, anchor_spam
 
 FOCUS = {
     "farm0.test": ["cheap flights", "casino bonus", "payday loans", "Cheap  Pharmacy"],

@@ -10,11 +10,11 @@ from urllib.parse import urlsplit
 import numpy as np
 from sqlalchemy import inspect
 
-from crawler.similar import bags_from_store, maintain_bags, recompute_anchor_bags, similar_urls, stored_signatures
-from detectors.anchors import DEFAULT_PARAMS, DEFAULT_SEED, BagBuilder, cluster_bags, fragment_terms
-from storage.db import downgrade, make_engine, upgrade
-from storage.records import LinkRecord
-from storage.store import Store
+from mirrorscope.jobs.similar import bags_from_store, maintain_bags, recompute_anchor_bags, similar_urls, stored_signatures
+from mirrorscope.detectors.anchors import DEFAULT_PARAMS, DEFAULT_SEED, BagBuilder, cluster_bags, fragment_terms
+from mirrorscope.storage.db import downgrade, make_engine, upgrade
+from mirrorscope.storage.records import LinkRecord
+from mirrorscope.storage.store import Store
 from tests.test_store import page
 
 DOCS = "library reference for the python standard modules and their functions"
@@ -223,7 +223,7 @@ def test_detect_mirrors_takes_stored_anchor_pairs_as_a_vote(db_url: str) -> None
     """Two hosts holding the same documents under other paths (no path, name or content
     feature sees them), linked to alike from a third: a candidate only through their
     anchor bags."""
-    from crawler.mirrors import anchor_host_pairs, detect_mirrors
+    from mirrorscope.jobs.mirrors import anchor_host_pairs, detect_mirrors
 
     store = Store(db_url)
     run = store.start_run([], {})

@@ -8,7 +8,7 @@ import asyncio
 
 from twisted.internet import defer
 
-from crawler.backlog import Backlog
+from mirrorscope.crawler.backlog import Backlog
 
 
 async def _settle() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from detectors.canonical import canonical_document, canonical_tokens, content_bag, tokenize
+from mirrorscope.detectors.canonical import canonical_document, canonical_tokens, content_bag, tokenize
 
 
 def test_markup_scripts_and_comments_are_dropped_entities_decoded() -> None:
@@ -48,7 +48,7 @@ def test_content_bag_drops_stopwords() -> None:
 
 
 def test_blocks_and_boilerplate_removal() -> None:
-    from detectors.boilerplate import BoilerplateFilter
+    from mirrorscope.detectors.boilerplate import BoilerplateFilter
 
     menu = '<div class="nav">Home About Contact</div>'
     pages = [canonical_document(f"{menu}<p>Page {i} has its own words about topic {i}</p><footer>Copyright the site</footer>") for i in range(4)]

@@ -6,8 +6,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from detectors.center import center_clusters
-from detectors.unionfind import connected_components
+from mirrorscope.detectors.center import center_clusters
+from mirrorscope.detectors.unionfind import connected_components
 
 
 def reference_components(n: int, edges: list[tuple[int, int]]) -> list[int]:

@@ -9,18 +9,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from detectors import minhash
-from detectors.clustering import (
+from mirrorscope.detectors import minhash
+from mirrorscope.detectors.clustering import (
     cluster_sketches,
     cluster_super_shingles,
     containment_pairs,
     default_prefix,
     sketch_arrays,
 )
-from detectors.lsh import candidate_pairs
-from detectors.minhash import EMPTY
-from detectors.sketch import IncompatibleSketchError, SketchParams, sketch_many
-from detectors.supershingles import super_shingles
+from mirrorscope.detectors.lsh import candidate_pairs
+from mirrorscope.detectors.minhash import EMPTY
+from mirrorscope.detectors.sketch import IncompatibleSketchError, SketchParams, sketch_many
+from mirrorscope.detectors.supershingles import super_shingles
 
 S = 200
 

@@ -14,10 +14,10 @@ from urllib.parse import urlsplit
 import pytest
 from sqlalchemy import text
 
-from crawler.sandbox import Host, Resource, SandboxServer, World, build_world, is_copied
-from crawler.sandbox.markup import document, html_resource
-from crawler.similar import stored_signatures
-from storage.store import Store
+from mirrorscope.sandbox import Host, Resource, SandboxServer, World, build_world, is_copied
+from mirrorscope.sandbox.markup import document, html_resource
+from mirrorscope.jobs.similar import stored_signatures
+from mirrorscope.storage.store import Store
 from tests.conftest import ROOT, crawl_world, mirror_report, scrapy_crawl
 
 # The sandbox's names for outcomes the crawler names differently.
@@ -99,7 +99,7 @@ def test_crawl_stores_every_reachable_page_once_with_its_links_and_outcome(sandb
 def _check_sketches(store: Store, pages: list[dict], sandbox: Sandbox) -> None:
     """Every HTML page has a sketch, with its parameters; an exact mirror's pages have the
     same token-sequence fingerprint as their originals."""
-    from detectors.sketch import DEFAULT_PARAMS, DocumentSketch
+    from mirrorscope.detectors.sketch import DEFAULT_PARAMS, DocumentSketch
 
     sketches = {k["url"]: k for k in store.sketches()}
     assert set(sketches) == {p["url"] for p in pages if p["outcome"] == "ok"}
@@ -166,7 +166,7 @@ def test_offline_clusters_pair_mirrored_pages_and_not_the_decoy(sandbox: Sandbox
 
 
 def test_mirrors_on_the_harder_sandbox_are_found_and_no_decoy_is_reported(tmp_path: Path, sqlite_url: str) -> None:
-    from crawler.cli import build_report, score_mirrors
+    from mirrorscope.report.cli import build_report, score_mirrors
 
     box = Sandbox(tmp_path, hard_mirrors=True)
     try:
@@ -336,7 +336,7 @@ def test_killed_and_resumed_crawl_loses_nothing_and_stores_nothing_twice(slow_sa
 
 def test_demo_runs_within_a_minute_and_leaves_no_process(tmp_path: Path) -> None:
     started = time.monotonic()
-    result = subprocess.run([sys.executable, "-m", "crawler.cli", "demo", "--format", "json"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    result = subprocess.run([sys.executable, "-m", "mirrorscope.report.cli", "demo", "--format", "json"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
                             env={**os.environ, "PYTHONPATH": str(ROOT)})
     elapsed = time.monotonic() - started
     assert result.returncode == 0, result.stderr[-3000:]
@@ -355,14 +355,14 @@ def test_demo_runs_within_a_minute_and_leaves_no_process(tmp_path: Path) -> None
     assert (spam["precision"], spam["recall"], spam["good_flagged"]) == (1.0, 1.0, 0)
     assert spam["traps"] == ["events.harbourtown-arts.org"]
     assert {"host", "score", "pages", "reasons"} <= set(report["spam_hosts"][0])
-    leftovers = [p for p in Path("/proc").iterdir() if p.name.isdigit() and b"crawler.sandbox" in _cmdline(p) and str(tmp_path).encode() in _cmdline(p)]
+    leftovers = [p for p in Path("/proc").iterdir() if p.name.isdigit() and b"mirrorscope.sandbox" in _cmdline(p) and str(tmp_path).encode() in _cmdline(p)]
     assert leftovers == []
 
 
 HALF_SENT_CRAWL = """
 import multiprocessing, os, signal, struct, sys
-from crawler.similar import maintain_bags
-from detectors.anchors import DEFAULT_PARAMS
+from mirrorscope.jobs.similar import maintain_bags
+from mirrorscope.detectors.anchors import DEFAULT_PARAMS
 
 if __name__ == "__main__":
     context = multiprocessing.get_context("spawn")
@@ -465,7 +465,7 @@ def test_mirror_report_bad_input_is_one_line_and_exit_2(args: list[str], message
 
 
 def test_report_escapes_crawled_strings(tmp_path: Path) -> None:
-    from crawler.report import render_csv, safe_cell, safe_text
+    from mirrorscope.report.render import render_csv, safe_cell, safe_text
 
     assert safe_text("ok\x1b[31mred\x07") == "ok\\x1b[31mred\\x07"
     assert safe_text("a\u202eb") == "a\\u202eb"
@@ -475,7 +475,7 @@ def test_report_escapes_crawled_strings(tmp_path: Path) -> None:
 
 
 def test_similar_urls_pair_mirrored_pages_by_their_anchor_bags(sandbox: Sandbox, sqlite_url: str) -> None:
-    from crawler.similar import similar_urls
+    from mirrorscope.jobs.similar import similar_urls
 
     crawl(sandbox, sqlite_url)
     store = Store(sqlite_url)
@@ -497,7 +497,7 @@ def test_anchor_bag_pipeline_keeps_signatures_during_the_crawl(sandbox: Sandbox,
     """A flush after every page: the first snapshot sees one page's links, so it is
     retaken as the bags double; every URL with a bag ends up with a signature, and
     similar finds mirrors from them."""
-    from crawler.similar import bags_from_store, similar_urls, stored_signatures
+    from mirrorscope.jobs.similar import bags_from_store, similar_urls, stored_signatures
 
     result = crawl(sandbox, sqlite_url, "-s", "ANCHOR_BAGS_BATCH_SIZE=1", "-s", "ANCHOR_BAGS_FLUSH_PAGES=1", "-s", "LOG_LEVEL=INFO")
     assert "mirrorscope/anchor_bags/snapshots" in result.stderr
@@ -530,11 +530,11 @@ def test_detection_over_hostile_stores(db_url: str) -> None:
     """An empty store, a store of one page and a store of identical pages all work."""
     from datetime import datetime, timezone
 
-    from crawler.detect import detect_duplicates
-    from crawler.mirrors import detect_mirrors
-    from crawler.pipelines import sketch_record
-    from detectors.sketch import sketch_tokens
-    from storage.records import PageRecord
+    from mirrorscope.jobs.detect import detect_duplicates
+    from mirrorscope.jobs.mirrors import detect_mirrors
+    from mirrorscope.crawler.pipelines import sketch_record
+    from mirrorscope.detectors.sketch import sketch_tokens
+    from mirrorscope.storage.records import PageRecord
 
     store = Store(db_url)
     assert detect_duplicates(store)["pages"] == 0 and detect_mirrors(store)["mirrors"] == 0

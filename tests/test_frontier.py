@@ -15,11 +15,11 @@ from scrapy.core.scheduler import Scheduler
 from scrapy.utils.misc import load_object
 from scrapy.utils.test import get_crawler
 
-from crawler.frontier import FrontierMiddleware, FrontierPolicy, HostFairQueue
-from crawler.hosts import host_key, registrable_domain
-from crawler.items import PageItem
-from detectors.budget import BudgetPolicy, HostBudget
-from storage.records import LinkRecord, PageRecord
+from mirrorscope.crawler.frontier import FrontierMiddleware, FrontierPolicy, HostFairQueue
+from mirrorscope.crawler.hosts import host_key, registrable_domain
+from mirrorscope.crawler.items import PageItem
+from mirrorscope.detectors.budget import BudgetPolicy, HostBudget
+from mirrorscope.storage.records import LinkRecord, PageRecord
 
 MEMORY = load_object("scrapy.squeues.FifoMemoryQueue")
 DISK = load_object("scrapy.squeues.PickleFifoDiskQueue")
@@ -136,7 +136,7 @@ def test_budget_policy_is_validated() -> None:
 
 def test_the_sandbox_link_graph_fits_the_budgets_and_its_farm_does_not() -> None:
     """BFS over the sandbox's ground-truth links, admitting through the budget."""
-    from crawler.sandbox.world import build_full_world
+    from mirrorscope.sandbox.world import build_full_world
 
     world = build_full_world(0)
     truth = world.ground_truth(8080)
@@ -287,7 +287,7 @@ def test_an_unserialisable_request_leaves_no_empty_disk_queue(tmp_path: Path) ->
 def test_scrapy_scheduler_runs_on_the_queue_with_and_without_jobdir(tmp_path: Path) -> None:
     for jobdir in (None, str(tmp_path / "job")):
         crawler = get_crawler(Spider, settings_dict={
-            "SCHEDULER_PRIORITY_QUEUE": "crawler.frontier.HostFairQueue", "JOBDIR": jobdir,
+            "SCHEDULER_PRIORITY_QUEUE": "mirrorscope.crawler.frontier.HostFairQueue", "JOBDIR": jobdir,
             "SCHEDULER_DISK_QUEUE": "scrapy.squeues.PickleFifoDiskQueue",
             "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.FifoMemoryQueue",
         })

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from crawler.host_spam import rejudge_spam
-from storage.store import Store
+from mirrorscope.jobs.host_spam import rejudge_spam
+from mirrorscope.storage.store import Store
 from tests.conftest import mirror_report
 from tests.test_store import page
 

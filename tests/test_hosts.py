@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from twisted.internet.error import DNSLookupError
 
-from crawler.hosts import HostsFileError, host_key, is_private_address, normalize_url, read_hosts_file, registrable_domain
-from crawler.resolver import StaticHostsResolver
+from mirrorscope.crawler.hosts import HostsFileError, host_key, is_private_address, normalize_url, read_hosts_file, registrable_domain
+from mirrorscope.crawler.resolver import StaticHostsResolver
 
 
 @pytest.mark.parametrize(
@@ -133,7 +133,7 @@ _URL_PART = st.text(alphabet="abcXYZ019-._~/?=&%:@;,+!$'()*[] é#", max_size=12)
 )
 def test_absolute_links_normalise_as_urllib_does(scheme: str, host: str, port: str, rest: str) -> None:
     """The fast path for absolute URLs gives what urljoin + urlsplit + urlunsplit give."""
-    from crawler.hosts import _normalize_general
+    from mirrorscope.crawler.hosts import _normalize_general
 
     href = f"{scheme}://{host}{port}{rest}"
     base = "http://base.test/dir/page.html"

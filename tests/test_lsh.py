@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from detectors.lsh import (
+from mirrorscope.detectors.lsh import (
     LSHIndex,
     argsort_u64,
     band_keys,
@@ -16,7 +16,7 @@ from detectors.lsh import (
     choose_bands,
     equal_key_pairs,
 )
-from detectors.minhash import EMPTY
+from mirrorscope.detectors.minhash import EMPTY
 
 SIZE = 84
 

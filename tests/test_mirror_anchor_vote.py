@@ -8,7 +8,7 @@ import random
 import numpy as np
 import pytest
 
-from detectors.mirror_candidates import ANCHOR_VOTE, candidate_pairs
+from mirrorscope.detectors.mirror_candidates import ANCHOR_VOTE, candidate_pairs
 from tests.test_mirror_detectors import pair_of, profile, score_of, site, text
 
 

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from detectors import mirror_features
-from detectors.mirrors import (
+from mirrorscope.detectors import mirror_features
+from mirrorscope.detectors.mirrors import (
     FEATURES,
     CandidatePair,
     HostProfile,
@@ -26,7 +26,7 @@ from detectors.mirrors import (
     path_terms,
     positional_bigrams,
 )
-from detectors.sketch import sketch_many
+from mirrorscope.detectors.sketch import sketch_many
 
 WORDS = [f"w{i}" for i in range(5000)]
 COMMON = ("/", "/index.html", "/about.html", "/contact.html", "/search.html", "/genindex.html")

@@ -17,9 +17,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from crawler.sandbox import build_world
-from detectors.canonical import canonical_tokens
-from detectors.mirrors import (
+from mirrorscope.sandbox import build_world
+from mirrorscope.detectors.canonical import canonical_tokens
+from mirrorscope.detectors.mirrors import (
     CandidatePair,
     HostProfile,
     MirrorGraph,
@@ -31,7 +31,7 @@ from detectors.mirrors import (
     location,
     sample_paths,
 )
-from detectors.sketch import DocumentSketch, containment_mod_m, sketch_many, sketch_tokens
+from mirrorscope.detectors.sketch import DocumentSketch, containment_mod_m, sketch_many, sketch_tokens
 
 PORT = 8080
 

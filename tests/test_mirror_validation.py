@@ -9,7 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from detectors.mirrors import (
+from mirrorscope.detectors.mirrors import (
     CandidatePair,
     HostProfile,
     MirrorGraph,
@@ -20,7 +20,7 @@ from detectors.mirrors import (
     location,
     sample_paths,
 )
-from detectors.sketch import sketch_many
+from mirrorscope.detectors.sketch import sketch_many
 
 Pages = dict[str, tuple[int, np.ndarray]]
 

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from detectors.minhash import Permutation64, splitmix64
-from detectors.rabin import POLY40, POLY64, RABIN40, RABIN64, Rabin
+from mirrorscope.detectors.minhash import Permutation64, splitmix64
+from mirrorscope.detectors.rabin import POLY40, POLY64, RABIN40, RABIN64, Rabin
 
 RABINS = [RABIN64, RABIN40]
 MASK64 = (1 << 64) - 1

@@ -17,11 +17,11 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from crawler.cli import build_report, score_mirrors, score_spam
-from crawler.sandbox import Host, Resource, SandboxServer, World, build_real_world
-from crawler.sandbox.model import PORT_MARK
-from crawler.sandbox import realnames as n
-from storage.store import Store
+from mirrorscope.report.cli import build_report, score_mirrors, score_spam
+from mirrorscope.sandbox import Host, Resource, SandboxServer, World, build_real_world
+from mirrorscope.sandbox.model import PORT_MARK
+from mirrorscope.sandbox import realnames as n
+from mirrorscope.storage.store import Store
 from tests.conftest import requires_real_pages, scrapy_crawl
 
 pytestmark = [pytest.mark.timeout(600), requires_real_pages]

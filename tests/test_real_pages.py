@@ -1,5 +1,5 @@
 """The detectors on real pages: every HTML page of the Debian documentation corpus
-(``crawler.sandbox.realpages``) parsed, tokenised and judged as the crawl does it.
+(``sandbox.realpages``) parsed, tokenised and judged as the crawl does it.
 
 Each test fails on the code before the issue "Real pages": XHTML with an XML declaration
 parsed to nothing, Chinese and Japanese came out as one "word" per sentence, and
@@ -16,17 +16,18 @@ from dataclasses import dataclass
 import lxml.html
 import pytest
 
-from crawler.sandbox.realpages import HELD_OUT, iter_corpus_pages, site_files
-from detectors.canonical import canonical_document, canonical_tokens
-from detectors.shingles import shingle_set
-from detectors.spam import (
+from mirrorscope.sandbox.realpages import HELD_OUT, iter_corpus_pages, site_files
+from mirrorscope.detectors.canonical import canonical_document, canonical_tokens
+from mirrorscope.detectors.shingles import shingle_set
+from mirrorscope.detectors.spam import (
     SPAM_SCORE,
     HostEvidence,
     host_verdict,
     page_features,
     page_verdict,
 )
-from detectors.spam_content import markup
+from mirrorscope.detectors import spam_content
+from mirrorscope.detectors.spam_content import markup
 from tests.conftest import requires_real_pages
 
 pytestmark = [pytest.mark.timeout(600), requires_real_pages]
@@ -97,7 +98,6 @@ def test_an_xhtml_page_with_an_xml_declaration(corpus: list[Scored]) -> None:
 
 def test_the_markup_pass_reads_the_canonical_parse(monkeypatch: pytest.MonkeyPatch) -> None:
     """One parse per page: the spam features read the tree the canonical walk made."""
-    import detectors.spam_content
 
     body = site_files("debian-reference-de")["ch01.de.html"]
     doc = canonical_document(body)
@@ -106,7 +106,7 @@ def test_the_markup_pass_reads_the_canonical_parse(monkeypatch: pytest.MonkeyPat
     def refuse(*_: object) -> None:
         raise AssertionError("parsed a second time")
 
-    monkeypatch.setattr(detectors.spam_content, "parse_html", refuse)
+    monkeypatch.setattr(spam_content, "parse_html", refuse)
     assert markup(doc.tree) == expected
     page_features(doc, len(body))
 

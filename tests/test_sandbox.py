@@ -24,11 +24,11 @@ from urllib.parse import urljoin, urlsplit
 import lxml.html
 import pytest
 
-from crawler.sandbox import SandboxServer, World, build_linkheavy_world, build_world
-from crawler.sandbox import names
-from crawler.sandbox.markup import MIN_PAGE_BYTES, rel
-from crawler.sandbox.sites.hostile import BOMB_INFLATED_BYTES, EXPECTED
-from crawler.sandbox.text import Prose
+from mirrorscope.sandbox import SandboxServer, World, build_linkheavy_world, build_world
+from mirrorscope.sandbox import names
+from mirrorscope.sandbox.markup import MIN_PAGE_BYTES, rel
+from mirrorscope.sandbox.sites.hostile import BOMB_INFLATED_BYTES, EXPECTED
+from mirrorscope.sandbox.text import Prose
 
 ROOT = Path(__file__).resolve().parent.parent
 ORIGINALS = (names.DOCS, names.RECIPES, names.UNIVERSITY, names.NEWS)
@@ -369,7 +369,7 @@ def test_explicit_port_clash_raises() -> None:
 
 
 def test_command_line_writes_files_and_stops_on_sigterm(tmp_path: Path) -> None:
-    command = [sys.executable, "-m", "crawler.sandbox", "--port", "0", "--seed", "0", "--out", str(tmp_path), "--no-hostile"]
+    command = [sys.executable, "-m", "mirrorscope.sandbox", "--port", "0", "--seed", "0", "--out", str(tmp_path), "--no-hostile"]
     with subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as process:
         try:
             banner = process.stdout.readline()  # printed once the files are written
@@ -392,7 +392,7 @@ def test_command_line_reports_a_busy_port_in_one_line(tmp_path: Path) -> None:
         busy.listen()
         port = busy.getsockname()[1]
         result = subprocess.run(
-            [sys.executable, "-m", "crawler.sandbox", "--port", str(port), "--out", str(tmp_path), "--no-hostile"],
+            [sys.executable, "-m", "mirrorscope.sandbox", "--port", str(port), "--out", str(tmp_path), "--no-hostile"],
             cwd=ROOT,
             capture_output=True,
             text=True,
@@ -400,5 +400,5 @@ def test_command_line_reports_a_busy_port_in_one_line(tmp_path: Path) -> None:
         )
     assert result.returncode == 2
     assert len(result.stderr.strip().splitlines()) == 1 and "error" in result.stderr
-    bad = subprocess.run([sys.executable, "-m", "crawler.sandbox", "--port", "99999", "--out", str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=30)
+    bad = subprocess.run([sys.executable, "-m", "mirrorscope.sandbox", "--port", "99999", "--out", str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=30)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1

@@ -19,9 +19,9 @@ from urllib.parse import urlsplit
 import lxml.html
 import pytest
 
-from crawler.sandbox import SandboxServer, World, build_full_world, build_world
-from crawler.sandbox import names as n
-from crawler.sandbox.truth import visible_words
+from mirrorscope.sandbox import SandboxServer, World, build_full_world, build_world
+from mirrorscope.sandbox import names as n
+from mirrorscope.sandbox.truth import visible_words
 
 # sha256 of json.dumps(ground_truth(8080), sort_keys=True), before the harder worlds existed.
 STANDARD_TRUTH_DIGESTS = {

@@ -1,4 +1,4 @@
-"""The real-pages world (`crawler.sandbox.real`): Debian's documentation served as sites, with planted cases.
+"""The real-pages world (`sandbox.real`): Debian's documentation served as sites, with planted cases.
 
 Each world is built once per module (the full one for the ground truth of
 every planted kind, the small one over real sockets). Needs the documentation
@@ -24,14 +24,14 @@ import lxml.html
 import pytest
 from lxml import etree
 
-from crawler.sandbox import SandboxServer, World, build_real_world
-from crawler.sandbox import realnames as n
-from crawler.sandbox.real import FEATURES
-from crawler.sandbox.realpages import CORPUS, SITES, MissingPackages, iter_corpus_pages, missing_packages, site_files
-from crawler.sandbox.sites.realspam import CLOAKING_FOCUS, passages
-from crawler.sandbox.sites.spam import HIDDEN_TECHNIQUES, spam_word_share
-from crawler.sandbox.truth import BROWSER_USER_AGENT, USER_AGENT, decoded, visible_words
-from crawler.sandbox.vocab import SPAM_PHRASES
+from mirrorscope.sandbox import SandboxServer, World, build_real_world
+from mirrorscope.sandbox import realnames as n
+from mirrorscope.sandbox.real import FEATURES
+from mirrorscope.sandbox.realpages import CORPUS, SITES, MissingPackages, iter_corpus_pages, missing_packages, site_files
+from mirrorscope.sandbox.sites.realspam import CLOAKING_FOCUS, passages
+from mirrorscope.sandbox.sites.spam import HIDDEN_TECHNIQUES, spam_word_share
+from mirrorscope.sandbox.truth import BROWSER_USER_AGENT, USER_AGENT, decoded, visible_words
+from mirrorscope.sandbox.vocab import SPAM_PHRASES
 from tests.conftest import requires_real_pages
 
 pytestmark = requires_real_pages
@@ -450,7 +450,7 @@ def test_the_world_fits_a_crawl_budget(truth: dict, small_truth: dict) -> None:
 
 
 def test_command_line_serves_the_small_real_world(tmp_path: Path) -> None:
-    command = [sys.executable, "-m", "crawler.sandbox", "--real", "--small", "--port", "0", "--out", str(tmp_path)]
+    command = [sys.executable, "-m", "mirrorscope.sandbox", "--real", "--small", "--port", "0", "--out", str(tmp_path)]
     with subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as process:
         try:
             banner = process.stdout.readline()
@@ -461,5 +461,5 @@ def test_command_line_serves_the_small_real_world(tmp_path: Path) -> None:
         finally:
             process.send_signal(signal.SIGTERM)
             assert process.wait(timeout=10) == 0
-    bad = subprocess.run([sys.executable, "-m", "crawler.sandbox", "--small", "--out", str(tmp_path)], cwd=ROOT, capture_output=True, text=True)
+    bad = subprocess.run([sys.executable, "-m", "mirrorscope.sandbox", "--small", "--out", str(tmp_path)], cwd=ROOT, capture_output=True, text=True)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1

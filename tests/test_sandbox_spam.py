@@ -22,12 +22,12 @@ from urllib.parse import urljoin, urlsplit
 import lxml.html
 import pytest
 
-from crawler.sandbox import SandboxServer, World, build_full_world, build_world, is_browser
-from crawler.sandbox import names as n
-from crawler.sandbox.model import Host
-from crawler.sandbox.sites.events import CALENDAR
-from crawler.sandbox.sites.spam import DOORWAY_OFFER, FARM_LINKS_PER_PAGE, HIDDEN_TECHNIQUES, HiddenTextWriter, spam_word_share
-from crawler.sandbox.truth import BROWSER_USER_AGENT, visible_words
+from mirrorscope.sandbox import SandboxServer, World, build_full_world, build_world, is_browser
+from mirrorscope.sandbox import names as n
+from mirrorscope.sandbox.model import Host
+from mirrorscope.sandbox.sites.events import CALENDAR
+from mirrorscope.sandbox.sites.spam import DOORWAY_OFFER, FARM_LINKS_PER_PAGE, HIDDEN_TECHNIQUES, HiddenTextWriter, spam_word_share
+from mirrorscope.sandbox.truth import BROWSER_USER_AGENT, visible_words
 
 ROOT = Path(__file__).resolve().parent.parent
 SPAM_HOSTS = {*n.FARM, n.DOORWAY, n.CLOAKING, n.HIDDEN_TEXT}
@@ -337,7 +337,7 @@ def test_good_hosts_with_many_links(world: World, truth: dict, server: SandboxSe
 
 
 def test_command_line_serves_the_full_world(tmp_path: Path) -> None:
-    command = [sys.executable, "-m", "crawler.sandbox", "--port", "0", "--out", str(tmp_path), "--full"]
+    command = [sys.executable, "-m", "mirrorscope.sandbox", "--port", "0", "--out", str(tmp_path), "--full"]
     with subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as process:
         try:
             banner = process.stdout.readline()

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from detectors.rabin import POLY64
-from detectors.shingles import (
+from mirrorscope.detectors.rabin import POLY64
+from mirrorscope.detectors.shingles import (
     TokenTable,
     containment,
     resemblance,

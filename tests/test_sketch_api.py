@@ -12,12 +12,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import detectors.sketch as sketch_module
-from detectors.canonical import canonical_tokens
-from detectors.minhash import EMPTY
-from detectors.rabin import RABIN64
-from detectors.shingles import TokenTable, shingle_batch
-from detectors.sketch import (
+import mirrorscope.detectors.sketch as sketch_module
+from mirrorscope.detectors.canonical import canonical_tokens
+from mirrorscope.detectors.minhash import EMPTY
+from mirrorscope.detectors.rabin import RABIN64
+from mirrorscope.detectors.shingles import TokenTable, shingle_batch
+from mirrorscope.detectors.sketch import (
     DEFAULT_PARAMS,
     DocumentSketch,
     IncompatibleSketchError,
@@ -216,7 +216,7 @@ def test_sketches_are_fixed_by_the_scheme() -> None:
 CHILD = """
 import sys
 sys.path.insert(0, {root!r})
-from detectors.sketch import sketch_many
+from mirrorscope.detectors.sketch import sketch_many
 from tests.test_sketch_api import SAMPLE, prose
 docs = [SAMPLE, prose(5, 777), ["é", "\\ud800"], []]
 print("".join(s.to_bytes().hex() for s in sketch_many(docs)))

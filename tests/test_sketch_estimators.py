@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from detectors.shingles import TokenTable, containment, resemblance, shingle_fingerprints
-from detectors.sketch import (
+from mirrorscope.detectors.shingles import TokenTable, containment, resemblance, shingle_fingerprints
+from mirrorscope.detectors.sketch import (
     DEFAULT_PARAMS,
     DocumentSketch,
     containment_mod_m,

@@ -15,15 +15,15 @@ from scrapy import Spider
 from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
 
-from crawler.sandbox import Host, SandboxServer, World, build_full_world
-from crawler.sandbox.markup import document, html_resource
-from crawler.sandbox.sites.spam import cloak_for
-from crawler.sandbox.text import Prose
-from crawler.frontier import FrontierPolicy
-from crawler.host_spam import rejudge_spam
-from crawler.spam import SpamMonitor
-from detectors.spam import host_features
-from storage.store import Store
+from mirrorscope.sandbox import Host, SandboxServer, World, build_full_world
+from mirrorscope.sandbox.markup import document, html_resource
+from mirrorscope.sandbox.sites.spam import cloak_for
+from mirrorscope.sandbox.text import Prose
+from mirrorscope.crawler.frontier import FrontierPolicy
+from mirrorscope.jobs.host_spam import rejudge_spam
+from mirrorscope.crawler.spam import SpamMonitor
+from mirrorscope.detectors.spam import host_features
+from mirrorscope.storage.store import Store
 from tests.conftest import crawl_world, mirror_report, scrapy_crawl
 from tests.test_store import page
 
@@ -160,7 +160,7 @@ def test_a_resumed_crawl_judges_hosts_on_the_evidence_stored_before(db_url: str)
         {"host": "farm.test", "kind": "spam", "flagged": True, "score": 0.9, "pages": 1, "reasons": ["link farm"], "features": {}},
     ])
     project = Settings()
-    project.setmodule("settings")
+    project.setmodule("mirrorscope.settings")
     sketching = {key: project[key] for key in ("SKETCH_SEED", "SHINGLE_SIZE", "SKETCH_MIN_S", "SKETCH_MOD_M")}
     crawler = get_crawler(Spider, settings_dict={**sketching, "HOSTS_FILE": None})
     crawler.spider = SimpleNamespace(resumed=True, store=store)

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from detectors.canonical import canonical_document
-from detectors.spam import (
+from mirrorscope.detectors.canonical import canonical_document
+from mirrorscope.detectors.spam import (
     SPAM_SCORE,
     WEAK_CAP,
     FarmGroup,
@@ -22,7 +22,7 @@ from detectors.spam import (
     page_features,
     page_verdict,
 )
-from detectors.spam_content import markup
+from mirrorscope.detectors.spam_content import markup
 
 PROSE = """
 Bread has been baked for thousands of years, and the method has changed less than one

@@ -9,10 +9,10 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import func, inspect, select
 
-from storage.db import StoreError, current_revision, downgrade, head_revision, make_engine, upgrade
-from storage.models import Base, Link, Page
-from storage.records import LinkRecord, PageRecord
-from storage.store import Store, from_signed64, to_signed64
+from mirrorscope.storage.db import StoreError, current_revision, downgrade, head_revision, make_engine, upgrade
+from mirrorscope.storage.models import Base, Link, Page
+from mirrorscope.storage.records import LinkRecord, PageRecord
+from mirrorscope.storage.store import Store, from_signed64, to_signed64
 
 
 def page(url: str, depth: int = 0, links: tuple[str, ...] = (), **fields) -> PageRecord:
@@ -133,7 +133,7 @@ def test_duplicates_and_containments_resolve_to_earlier_pages(db_url: str) -> No
     assert [u for u, _ in store.unfetched_targets(run, from_duplicates=False)] == ["http://a.test/x"]
     assert [u for u, _ in store.unfetched_targets(run)] == ["http://a.test/x", "http://b.test/y"]
     with store.engine.connect() as conn:
-        from storage.models import Containment
+        from mirrorscope.storage.models import Containment
 
         got = sorted((r.page_id, r.container_id, r.containment) for r in conn.execute(select(Containment)))
     assert got == sorted([(rows["http://b.test/part"]["id"], rows["http://a.test/orig"]["id"], 0.93), (rows["http://b.test/part"]["id"], rows["http://b.test/copy"]["id"], 0.9)])

@@ -13,10 +13,10 @@ from scrapy.exceptions import DontCloseSpider
 from scrapy.utils.test import get_crawler
 from twisted.internet import reactor
 
-from crawler.frontier import FrontierMiddleware
-from crawler.items import PageItem
-from crawler.pipelines import StorePipeline, unwritten_pages
-from storage.store import Store
+from mirrorscope.crawler.frontier import FrontierMiddleware
+from mirrorscope.crawler.items import PageItem
+from mirrorscope.crawler.pipelines import StorePipeline, unwritten_pages
+from mirrorscope.storage.store import Store
 from tests.test_store import page
 
 

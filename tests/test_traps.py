@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from detectors.traps import TrapLimits, TrapMonitor, calendar_like, host_trap_verdict, url_trap_reasons
+from mirrorscope.detectors.traps import TrapLimits, TrapMonitor, calendar_like, host_trap_verdict, url_trap_reasons
 
 
 def codes(url: str, limits: TrapLimits = TrapLimits()) -> list[str]:

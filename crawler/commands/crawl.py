@@ -7,7 +7,7 @@ import sys
 
 from scrapy.commands.crawl import Command as ScrapyCrawl
 
-from crawler.spiders.web import CrawlSetupError, check_crawl_input
+from mirrorscope.crawler.spiders.web import CrawlSetupError, check_crawl_input
 
 
 class Command(ScrapyCrawl):

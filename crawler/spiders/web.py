@@ -43,15 +43,15 @@ from twisted.internet.error import (
 from twisted.python.failure import Failure
 from twisted.web._newclient import ResponseFailed, ResponseNeverReceived
 
-from crawler.hosts import HostsFileError, host_key, normalize_url, read_hosts_file, registrable_domain, url_host
-from crawler.items import PageItem
-from crawler.middlewares import RefusedRequest
-from crawler.resolver import REFUSED
-from detectors.boilerplate import BoilerplateFilter
-from detectors.canonical import canonical_document
-from storage.db import StoreError, resolve_database_url
-from storage.records import LinkRecord, PageRecord
-from storage.store import Store
+from mirrorscope.crawler.hosts import HostsFileError, host_key, normalize_url, read_hosts_file, registrable_domain, url_host
+from mirrorscope.crawler.items import PageItem
+from mirrorscope.crawler.middlewares import RefusedRequest
+from mirrorscope.crawler.resolver import REFUSED
+from mirrorscope.detectors.boilerplate import BoilerplateFilter
+from mirrorscope.detectors.canonical import canonical_document
+from mirrorscope.storage.db import StoreError, resolve_database_url
+from mirrorscope.storage.records import LinkRecord, PageRecord
+from mirrorscope.storage.store import Store
 
 logger = logging.getLogger(__name__)
 
@@ -214,8 +214,8 @@ class WebSpider(Spider):
         spider.window = settings.getint("ANCHOR_WINDOW")
         spider.boilerplate = BoilerplateFilter() if settings.getbool("BOILERPLATE_REMOVAL") else None
         pipelines = settings.getwithbase("ITEM_PIPELINES")
-        spider.expansion_deferred = pipelines.get("crawler.pipelines.DuplicatePipeline") is not None
-        spider.spam_scoring = pipelines.get("crawler.pipelines.SpamScorePipeline") is not None
+        spider.expansion_deferred = pipelines.get("mirrorscope.crawler.pipelines.DuplicatePipeline") is not None
+        spider.spam_scoring = pipelines.get("mirrorscope.crawler.pipelines.SpamScorePipeline") is not None
         spider.depth_limit = settings.getint("DEPTH_LIMIT")
         spider.url_max_length = settings.getint("URL_MAX_LENGTH")
         url = resolve_database_url(None, settings.get("DATABASE_URL"))

@@ -25,10 +25,10 @@ from typing import Any
 
 import numpy as np
 
-from crawler.hosts import registrable_domain
-from detectors.anchor_spam import AnchorSpamVerdict, anchor_spam
-from detectors.spam import SPAM_SCORE, FarmGroup, HostEvidence, Verdict, host_verdict, link_farms
-from storage.records import PageRecord
+from mirrorscope.crawler.hosts import registrable_domain
+from mirrorscope.detectors.anchor_spam import AnchorSpamVerdict, anchor_spam
+from mirrorscope.detectors.spam import SPAM_SCORE, FarmGroup, HostEvidence, Verdict, host_verdict, link_farms
+from mirrorscope.storage.records import PageRecord
 
 __all__ = ["HOST_SAMPLE", "HostJudge", "HostState", "rejudge_spam"]
 

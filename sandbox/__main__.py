@@ -1,4 +1,4 @@
-"""Run the sandbox: ``python -m crawler.sandbox --port 8080 --seed 0 --out DIR [--full | --real [--small]]``.
+"""Run the sandbox: ``python -m mirrorscope.sandbox --port 8080 --seed 0 --out DIR [--full | --real [--small]]``.
 
 Writes DIR/hosts (/etc/hosts format), DIR/seeds.txt and DIR/truth.json once
 every socket is listening, then serves until SIGINT or SIGTERM.
@@ -33,7 +33,7 @@ def _port(text: str) -> int:
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
-    parser = _Parser(prog="python -m crawler.sandbox", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="python -m mirrorscope.sandbox", description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=_port, default=8080, help="port for every host (0: any free port)")
     parser.add_argument("--seed", type=int, default=0, help="world seed")
     parser.add_argument("--out", type=Path, required=True, help="directory for hosts, seeds.txt and truth.json")
@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             world = build_real_world(args.seed, small=args.small)
         except MissingPackages as error:
-            print(f"python -m crawler.sandbox: error: {error}", file=sys.stderr)
+            print(f"python -m mirrorscope.sandbox: error: {error}", file=sys.stderr)
             return 2
     else:
         world = build_world(
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         server.start()
     except OSError as error:
         server.stop()
-        print(f"python -m crawler.sandbox: error: {error.strerror or error} (port {args.port}, out {args.out})", file=sys.stderr)
+        print(f"python -m mirrorscope.sandbox: error: {error.strerror or error} (port {args.port}, out {args.out})", file=sys.stderr)
         return 2
     try:
         _write(args.out / "hosts", world.hosts_file_text())

@@ -30,10 +30,10 @@ from typing import Any
 
 import numpy as np
 
-from detectors.anchor_lsh import similar_pairs, similar_to
-from detectors.anchors import DEFAULT_PARAMS, AnchorParams, ChangedSignatures, UrlBags
-from detectors.center import center_clusters
-from storage.store import Store
+from mirrorscope.detectors.anchor_lsh import similar_pairs, similar_to
+from mirrorscope.detectors.anchors import DEFAULT_PARAMS, AnchorParams, ChangedSignatures, UrlBags
+from mirrorscope.detectors.center import center_clusters
+from mirrorscope.storage.store import Store
 
 
 def bags_from_store(store: Store, params: AnchorParams = DEFAULT_PARAMS, up_to: tuple[int, int] | None = None) -> UrlBags:

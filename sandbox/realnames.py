@@ -1,4 +1,4 @@
-"""Host names of the real-pages world (`crawler.sandbox.real`).
+"""Host names of the real-pages world (`sandbox.real`).
 
 Invented names under real public suffixes (.org, .net, .de, .fr, .ac.uk,
 .com.tw, .biz, .info), like `names.py`; they are only ever resolved through

@@ -5,7 +5,7 @@ they get wrong about the web, the detectors never see. These pages were
 written by Sphinx, LaTeX2HTML, texinfo, DocBook XSL and vim's 2html over
 years: uppercase tags, XML declarations, Latin-1, Chinese, 2 MB pages,
 broken local links. `CORPUS` says where each site's files are;
-`crawler.sandbox.real` serves them as a world, and calibration scripts read
+`sandbox.real` serves them as a world, and calibration scripts read
 every page through `iter_corpus_pages`.
 
 Nothing is downloaded: the packages must be installed (``apt-get install``
@@ -14,7 +14,7 @@ the names `missing_packages` returns). Files are read with symlinks resolved
 simply absent. Only the standard library is used, so CI can ask what to
 install before the project's environment exists::
 
-    python3 crawler/sandbox/realpages.py    # prints the packages still to install
+    python3 sandbox/realpages.py    # prints the packages still to install
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from typing import Any, NoReturn
 
 from rich.console import Console
 
-from crawler.report import (
+from mirrorscope.report.render import (
     crawl_report,
     render_csv,
     render_duplicates_csv,
@@ -34,8 +34,8 @@ from crawler.report import (
     render_table,
     safe_text,
 )
-from storage.db import StoreError, current_revision, head_revision, make_engine, resolve_database_url, upgrade
-from storage.store import Store
+from mirrorscope.storage.db import StoreError, current_revision, head_revision, make_engine, resolve_database_url, upgrade
+from mirrorscope.storage.store import Store
 
 COMMANDS = ("report", "crawl", "demo", "db", "detect", "duplicates", "similar")
 DEMO_DATABASE = "mirrorscope-demo.db"
@@ -116,7 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _scrapy_settings(overrides: dict[str, Any]) -> Any:
-    os.environ.setdefault("SCRAPY_SETTINGS_MODULE", "settings")
+    os.environ.setdefault("SCRAPY_SETTINGS_MODULE", "mirrorscope.settings")
     from scrapy.utils.project import get_project_settings
 
     settings = get_project_settings()
@@ -138,7 +138,7 @@ def run_crawl(spider_args: dict[str, Any], overrides: dict[str, Any], quiet: boo
     """Run the ``web`` spider in this process; returns Scrapy's finish reason."""
     from scrapy.crawler import CrawlerProcess
 
-    from crawler.spiders.web import CrawlSetupError, check_crawl_input
+    from mirrorscope.crawler.spiders.web import CrawlSetupError, check_crawl_input
 
     settings = _scrapy_settings(overrides)
     spider_args = {k: v for k, v in spider_args.items() if v is not None}
@@ -250,13 +250,13 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_detect(args: argparse.Namespace) -> int:
-    from crawler.detect import detect_duplicates
+    from mirrorscope.jobs.detect import detect_duplicates
 
     if not 0.0 < args.threshold <= 1.0:
         raise UsageError(f"--threshold must be in (0, 1], not {args.threshold}")
-    from crawler.host_spam import rejudge_spam
-    from crawler.mirrors import detect_mirrors
-    from crawler.similar import recompute_anchor_bags
+    from mirrorscope.jobs.host_spam import rejudge_spam
+    from mirrorscope.jobs.mirrors import detect_mirrors
+    from mirrorscope.jobs.similar import recompute_anchor_bags
 
     store = _open_store(args.db)
     console = Console(stderr=True)
@@ -300,8 +300,8 @@ def cmd_duplicates(args: argparse.Namespace) -> int:
 
 
 def cmd_similar(args: argparse.Namespace) -> int:
-    from crawler.hosts import normalize_url
-    from crawler.similar import recompute_anchor_bags, similar_urls
+    from mirrorscope.crawler.hosts import normalize_url
+    from mirrorscope.jobs.similar import recompute_anchor_bags, similar_urls
 
     url = normalize_url("", args.url) or args.url
     store = _open_store(args.db)
@@ -346,7 +346,7 @@ _WORLD_FLAGS = {"full": ["--full"], "standard": [], "real": ["--real"]}
 
 def _start_sandbox(seed: int, port: int, workdir: Path, world: str) -> tuple[subprocess.Popen, list[str]]:
     """The sandbox in a process of its own (the crawl keeps this one's core)."""
-    command = [sys.executable, "-m", "crawler.sandbox", "--seed", str(seed), "--port", str(port), "--out", str(workdir)]
+    command = [sys.executable, "-m", "mirrorscope.sandbox", "--seed", str(seed), "--port", str(port), "--out", str(workdir)]
     command += _WORLD_FLAGS[world]
     server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     seeds_file = workdir / "seeds.txt"
@@ -401,7 +401,7 @@ def score_mirrors(found: list[dict[str, Any]], truth: dict[str, Any]) -> dict[st
 def cmd_demo(args: argparse.Namespace) -> int:
     import json
 
-    from crawler.sandbox import is_copied
+    from mirrorscope.sandbox import is_copied
 
     console = Console(stderr=True)
     url = args.db or f"sqlite:///{DEMO_DATABASE}"
@@ -432,7 +432,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
                 server.wait()
     store = _open_store(url)
     try:
-        from crawler.detect import detect_duplicates
+        from mirrorscope.jobs.detect import detect_duplicates
 
         detect_duplicates(store)
         report = build_report(store)

@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from detectors.clustering import cluster_sketches, cluster_super_shingles, containment_pairs
-from detectors.sketch import DEFAULT_PARAMS, DocumentSketch
-from storage.store import Store
+from mirrorscope.detectors.clustering import cluster_sketches, cluster_super_shingles, containment_pairs
+from mirrorscope.detectors.sketch import DEFAULT_PARAMS, DocumentSketch
+from mirrorscope.storage.store import Store
 
 #: Broder's experiment clustered at 50% resemblance; pages this close share most text.
 DEFAULT_THRESHOLD = 0.5
