@@ -40,9 +40,10 @@ from twisted.internet import reactor, task, threads
 from twisted.python.threadpool import ThreadPool
 
 from mirrorscope.crawler.backlog import Backlog
+from mirrorscope.crawler.context import CrawlContext
 from mirrorscope.crawler.items import PageItem
 from mirrorscope.jobs.similar import maintain_bags
-from mirrorscope.detectors.anchors import DEFAULT_PARAMS, AnchorParams
+from mirrorscope.detectors.anchors import AnchorParams
 from mirrorscope.storage.records import PageRecord
 
 logger = logging.getLogger(__name__)
@@ -84,7 +85,7 @@ class AnchorBagPipeline:
         settings = crawler.settings
         if not settings.getbool("ANCHOR_BAGS_ENABLED"):
             raise NotConfigured("ANCHOR_BAGS_ENABLED is off")
-        params = AnchorParams(window=settings.getint("ANCHOR_WINDOW", DEFAULT_PARAMS.window))
+        params = AnchorParams(window=settings.getint("ANCHOR_WINDOW"))
         pipeline = cls(
             crawler, params, settings.getint("ANCHOR_BAGS_BATCH_SIZE"), settings.getint("ANCHOR_BAGS_FLUSH_PAGES"),
             settings.getfloat("ANCHOR_BAGS_INTERVAL"),
@@ -93,15 +94,15 @@ class AnchorBagPipeline:
         return pipeline
 
     def open_spider(self) -> None:
-        spider = self.crawler.spider
+        crawl = CrawlContext.of(self.crawler)
         context = multiprocessing.get_context("spawn")
         # Read before any page of this crawl is stored: those reach the worker as messages.
-        resume_from = spider.store.anchor_high_water() if getattr(spider, "resumed", False) else None
+        resume_from = crawl.store.anchor_high_water() if crawl.resumed else None
         self.inbox, self.outbox = context.Queue(maxsize=INBOX_MESSAGES), context.Queue()
         self.sender.start()
         self.worker = context.Process(
             target=maintain_bags, name="mirrorscope-anchor-bags", daemon=True,
-            args=(spider.store.url, self.params, self.flush_pages, resume_from, self.inbox, self.outbox),
+            args=(crawl.store.url, self.params, self.flush_pages, resume_from, self.inbox, self.outbox),
         )
         self.worker.start()
         self.timer.start(self.interval, now=False)

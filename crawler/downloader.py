@@ -26,14 +26,14 @@ from scrapy.utils.asyncio import call_later
 from scrapy.utils.defer import _schedule_coro
 from twisted.python.failure import Failure
 
-from mirrorscope.crawler.frontier import FrontierPolicy
+from mirrorscope.crawler.context import CrawlContext
 from mirrorscope.crawler.middlewares import RefusedRequest
 
 
 class PoliteDownloader(Downloader):
     def __init__(self, crawler: Any) -> None:
         super().__init__(crawler)
-        self.policy = FrontierPolicy.of(crawler) if crawler.settings.getbool("FRONTIER_ADMISSION") else None
+        self.policy = CrawlContext.of(crawler).policy if crawler.settings.getbool("FRONTIER_ADMISSION") else None
 
     def _refused(self, request: Any) -> RefusedRequest | None:
         reason = self.policy.blocked(request.url) if self.policy is not None else None

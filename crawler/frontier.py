@@ -55,14 +55,11 @@ Three components, set in ``settings``:
 Blocked hosts (spam verdicts of ``crawler.spam``) admit nothing more, and what they had
 queued is dropped when popped (``frontier/dropped/queued-blocked``).
 
-Settings (defaults in parentheses): ``FRONTIER_HOST_QUEUE_CAP`` (1000),
-``FRONTIER_DOMAIN_QUEUE_CAP`` (2000), ``FRONTIER_DISK_SLOTS`` (64), ``FRONTIER_ADMISSION``
-(True: the policy's checks in the queue), ``FRONTIER_HOST_BUDGET`` (60),
-``FRONTIER_DOMAIN_BUDGET`` (120), ``FRONTIER_IP_BUDGET`` (600),
-``FRONTIER_BUDGET_PER_INLINK_DOMAIN`` (20), ``FRONTIER_HOST_MAX_PAGES`` (100000),
-``FRONTIER_TRAP_MAX_URL_LENGTH`` (512), ``FRONTIER_TRAP_MAX_PATH_SEGMENTS`` (20),
-``FRONTIER_TRAP_MAX_CALENDAR_URLS`` (100); reasons in ``detectors.budget`` and
-``detectors.traps``.
+Settings: ``FRONTIER_HOST_QUEUE_CAP``, ``FRONTIER_DOMAIN_QUEUE_CAP``,
+``FRONTIER_DISK_SLOTS``, ``FRONTIER_ADMISSION``, the budgets ``FRONTIER_HOST_BUDGET``,
+``FRONTIER_DOMAIN_BUDGET``, ``FRONTIER_IP_BUDGET``, ``FRONTIER_BUDGET_PER_INLINK_DOMAIN``,
+``FRONTIER_HOST_MAX_PAGES`` and the trap limits ``FRONTIER_TRAP_*``; their defaults and
+reasons are in ``settings``.
 """
 
 from __future__ import annotations
@@ -75,7 +72,6 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
-from weakref import WeakKeyDictionary
 
 from scrapy import Request, signals
 from scrapy.exceptions import DontCloseSpider
@@ -85,9 +81,9 @@ from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.misc import build_from_crawler
 
-from mirrorscope.crawler.hosts import host_key, read_hosts_file, registrable_domain
+from mirrorscope.crawler.context import CrawlContext
+from mirrorscope.crawler.hosts import host_key, registrable_domain
 from mirrorscope.crawler.items import PageItem
-from mirrorscope.crawler.pipelines import store_written, unwritten_pages
 from mirrorscope.detectors.budget import BUDGET_REFUSALS, BudgetPolicy, HostBudget
 from mirrorscope.detectors.traps import TrapLimits, TrapMonitor, calendar_like
 from mirrorscope.storage.records import PageRecord
@@ -96,13 +92,6 @@ from mirrorscope.storage.store import Store
 logger = logging.getLogger(__name__)
 
 __all__ = ["FrontierMiddleware", "FrontierPolicy", "HostFairQueue"]
-
-HOST_QUEUE_CAP = 1000
-DOMAIN_QUEUE_CAP = 2000
-DISK_SLOTS = 64
-
-_POLICIES: WeakKeyDictionary[Any, FrontierPolicy] = WeakKeyDictionary()
-
 
 def _keys(url: str) -> tuple[str, str, str]:
     """(host key, hostname, registrable domain) of a URL."""
@@ -124,31 +113,21 @@ class FrontierPolicy:
         self.queue: HostFairQueue | None = None
 
     @classmethod
-    def from_settings(cls, settings: Any, stats: Any) -> FrontierPolicy:
-        defaults, limits = BudgetPolicy(), TrapLimits()
+    def from_settings(cls, settings: Any, stats: Any, addresses: dict[str, str]) -> FrontierPolicy:
         budget = BudgetPolicy(
-            host_base=settings.getint("FRONTIER_HOST_BUDGET", defaults.host_base),
-            domain_base=settings.getint("FRONTIER_DOMAIN_BUDGET", defaults.domain_base),
-            ip_base=settings.getint("FRONTIER_IP_BUDGET", defaults.ip_base),
-            per_inlink_domain=settings.getint("FRONTIER_BUDGET_PER_INLINK_DOMAIN", defaults.per_inlink_domain),
-            ceiling=settings.getint("FRONTIER_HOST_MAX_PAGES", defaults.ceiling),
+            host_base=settings.getint("FRONTIER_HOST_BUDGET"),
+            domain_base=settings.getint("FRONTIER_DOMAIN_BUDGET"),
+            ip_base=settings.getint("FRONTIER_IP_BUDGET"),
+            per_inlink_domain=settings.getint("FRONTIER_BUDGET_PER_INLINK_DOMAIN"),
+            ceiling=settings.getint("FRONTIER_HOST_MAX_PAGES"),
         )
         traps = TrapLimits(
-            max_url_length=settings.getint("FRONTIER_TRAP_MAX_URL_LENGTH", limits.max_url_length),
-            max_path_segments=settings.getint("FRONTIER_TRAP_MAX_PATH_SEGMENTS", limits.max_path_segments),
-            max_calendar_urls=settings.getint("FRONTIER_TRAP_MAX_CALENDAR_URLS", limits.max_calendar_urls),
+            max_url_length=settings.getint("FRONTIER_TRAP_MAX_URL_LENGTH"),
+            max_path_segments=settings.getint("FRONTIER_TRAP_MAX_PATH_SEGMENTS"),
+            max_calendar_urls=settings.getint("FRONTIER_TRAP_MAX_CALENDAR_URLS"),
             max_host_pages=budget.ceiling,
         )
-        path = settings.get("HOSTS_FILE")
-        return cls(HostBudget(budget), TrapMonitor(traps), stats, read_hosts_file(path) if path else None)
-
-    @classmethod
-    def of(cls, crawler: Any) -> FrontierPolicy:
-        """The crawl's one policy, shared by the queues, the middleware and the detectors."""
-        policy = _POLICIES.get(crawler)
-        if policy is None:
-            policy = _POLICIES[crawler] = cls.from_settings(crawler.settings, crawler.stats)
-        return policy
+        return cls(HostBudget(budget), TrapMonitor(traps), stats, addresses)
 
     def refusal(self, url: str, *, budget: bool = True) -> str | None:
         """Why ``url`` may not be queued now (counted and logged), or None; charges nothing.
@@ -246,10 +225,10 @@ class HostFairQueue:
             downstream_queue_cls,
             key,
             startprios,
-            host_cap=settings.getint("FRONTIER_HOST_QUEUE_CAP", HOST_QUEUE_CAP),
-            domain_cap=settings.getint("FRONTIER_DOMAIN_QUEUE_CAP", DOMAIN_QUEUE_CAP),
-            disk_slots=settings.getint("FRONTIER_DISK_SLOTS", DISK_SLOTS),
-            policy=FrontierPolicy.of(crawler) if settings.getbool("FRONTIER_ADMISSION", True) else None,
+            host_cap=settings.getint("FRONTIER_HOST_QUEUE_CAP"),
+            domain_cap=settings.getint("FRONTIER_DOMAIN_QUEUE_CAP"),
+            disk_slots=settings.getint("FRONTIER_DISK_SLOTS"),
+            policy=CrawlContext.of(crawler).policy if settings.getbool("FRONTIER_ADMISSION") else None,
         )
 
     def __init__(
@@ -259,9 +238,9 @@ class HostFairQueue:
         key: str,
         startprios: Any = (),
         *,
-        host_cap: int = HOST_QUEUE_CAP,
-        domain_cap: int = DOMAIN_QUEUE_CAP,
-        disk_slots: int = DISK_SLOTS,
+        host_cap: int,
+        domain_cap: int,
+        disk_slots: int,
         policy: FrontierPolicy | None = None,
     ) -> None:
         if min(host_cap, domain_cap, disk_slots) < 1:
@@ -448,7 +427,8 @@ class FrontierMiddleware(BaseSpiderMiddleware):
 
     def __init__(self, crawler: Any) -> None:
         super().__init__(crawler)
-        self.policy = FrontierPolicy.of(crawler)
+        self.context = CrawlContext.of(crawler)
+        self.policy = self.context.policy
         self.refilled_at = 0
         self.budget_drops = 0
         self.truncated = False
@@ -471,7 +451,7 @@ class FrontierMiddleware(BaseSpiderMiddleware):
         spider = self.crawler.spider
         if (self._parked() == self.refilled_at and not self.truncated) or not hasattr(spider, "unfetched"):
             return
-        if unwritten_pages(self.crawler):
+        if self.context.unwritten_pages():
             if not self.waiting:
                 self.waiting = True
                 deferred_from_coro(self._refill_once_written()).addErrback(
@@ -483,7 +463,7 @@ class FrontierMiddleware(BaseSpiderMiddleware):
 
     async def _refill_once_written(self) -> None:
         try:
-            await store_written(self.crawler)
+            await self.context.store_written()
         finally:
             self.waiting = False
         # Requests scheduled here wake the engine; with none, its next idle check closes.
@@ -520,8 +500,8 @@ class FrontierMiddleware(BaseSpiderMiddleware):
 
     async def process_start(self, start: AsyncIterator[Any]) -> AsyncIterator[Any]:
         spider = self.crawler.spider
-        if getattr(spider, "resumed", False):
-            self.policy.restore(spider.store)
+        if self.context.resumed:
+            self.policy.restore(self.context.store)
             # Seeds fetched before the restart are not requested again, but stay trusted.
             for url in getattr(spider, "seed_urls", ()):
                 self.policy.trust(url)

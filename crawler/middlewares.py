@@ -14,7 +14,8 @@ from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 from twisted.internet.error import DNSLookupError
 
-from mirrorscope.crawler.hosts import is_private_address, read_hosts_file
+from mirrorscope.crawler.context import CrawlContext
+from mirrorscope.crawler.hosts import is_private_address
 from mirrorscope.crawler.resolver import REFUSED
 
 logger = logging.getLogger(__name__)
@@ -69,8 +70,7 @@ class HostPolicyMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "HostPolicyMiddleware":
-        path = crawler.settings.get("HOSTS_FILE")
-        hosts = read_hosts_file(path) if path else {}
+        hosts = CrawlContext.of(crawler).hosts
         return cls(hosts, crawler.settings.getbool("ALLOW_PRIVATE_ADDRESSES"), crawler.stats)
 
     def process_request(self, request: Request, spider: Spider | None = None) -> None:

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 from scrapy import Request, signals
 from scrapy.exceptions import DontCloseSpider
 
+from mirrorscope.crawler.context import CrawlContext
 from mirrorscope.crawler.items import PageItem
 from mirrorscope.crawler.middlewares import RefusedRequest
 from mirrorscope.jobs.mirrors import HostView, MirrorRound, url_path
@@ -76,7 +77,7 @@ class MirrorMiddleware:
         self.rounds.finish(self.view)
         self._refresh_policy()
         pairs, clusters = self.rounds.rows(self.view)
-        self.crawler.spider.store.replace_mirrors(pairs, clusters)
+        CrawlContext.of(self.crawler).store.replace_mirrors(pairs, clusters)
         self.crawler.stats.set_value("mirrorscope/mirrors", sum(p["level"] != "none" for p in pairs))
         self.persisted = True
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import logging
 import time
 from typing import Any
-from weakref import WeakKeyDictionary
 
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import defer, reactor, task, threads
 from twisted.python.threadpool import ThreadPool
 
 from mirrorscope.crawler.backlog import Backlog
+from mirrorscope.crawler.context import CrawlContext
 from mirrorscope.crawler.items import PageItem
 from mirrorscope.detectors.lsh import LSHIndex
 from mirrorscope.detectors.spam import page_features, page_verdict
@@ -23,22 +23,6 @@ logger = logging.getLogger(__name__)
 #: Batches of pages the store's writer thread may have in hand (one written, one waiting)
 #: before pages wait in Scrapy's scraper slot (``crawler.backlog``).
 MAX_PENDING_WRITES = 2
-
-_WRITERS: WeakKeyDictionary[Any, StorePipeline] = WeakKeyDictionary()
-
-
-def unwritten_pages(crawler: Any) -> bool:
-    """Whether the crawl's store pipeline holds pages that are not in the store yet."""
-    writer = _WRITERS.get(crawler)
-    return writer is not None and bool(writer.pending or writer.writes.running)
-
-
-async def store_written(crawler: Any) -> None:
-    """Write the crawl's pending pages now; return once every batch is in the store."""
-    writer = _WRITERS.get(crawler)
-    if writer is not None:
-        await writer.written()
-
 
 def sketch_record(sketch: DocumentSketch) -> SketchRecord:
     """The store's form of a detector's sketch: parameters as columns, arrays as bytes."""
@@ -167,6 +151,8 @@ class SpamScorePipeline(BatchThreadPipeline):
     @classmethod
     def from_crawler(cls, crawler: Any) -> "SpamScorePipeline":
         settings = crawler.settings
+        # The spider hands each page's parse over only when someone scores it.
+        CrawlContext.of(crawler).spam_scoring = True
         return cls(settings.getint("SKETCH_BATCH_SIZE"), settings.getfloat("SKETCH_BATCH_INTERVAL"))
 
     def wants(self, item: PageItem) -> bool:
@@ -214,15 +200,17 @@ class DuplicatePipeline:
     @classmethod
     def from_crawler(cls, crawler: Any) -> "DuplicatePipeline":
         settings = crawler.settings
+        # This pipeline schedules the outlinks of pages that are not duplicates.
+        CrawlContext.of(crawler).outlinks_deferred = True
         return cls(
             crawler, settings.getfloat("DUPLICATE_THRESHOLD"), settings.getfloat("CONTAINMENT_THRESHOLD"),
             settings.getbool("EXPAND_DUPLICATES"),
         )
 
     def open_spider(self) -> None:
-        spider = self.crawler.spider
-        if getattr(spider, "resumed", False):
-            for row in spider.store.sketches():
+        context = CrawlContext.of(self.crawler)
+        if context.resumed:
+            for row in context.store.sketches():
                 self._index(row["url"], DocumentSketch.from_bytes(row["data"]))
 
     def _index(self, url: str, sketch: DocumentSketch) -> None:
@@ -286,19 +274,19 @@ class StorePipeline:
         self.pool = ThreadPool(minthreads=1, maxthreads=1, name="mirrorscope-store")
         self.last_flush = time.monotonic()
         self.timer = task.LoopingCall(self._flush_if_due)
-        _WRITERS[crawler] = self
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "StorePipeline":
         settings = crawler.settings
-        return cls(
+        writer = cls(
             crawler, settings.getint("STORE_BATCH_SIZE"), settings.getint("STORE_BATCH_LINKS"), settings.getfloat("STORE_FLUSH_INTERVAL")
         )
+        CrawlContext.of(crawler).writer = writer
+        return writer
 
     def open_spider(self) -> None:
-        # The spider owns the store and the run: it opens both before anything is queued.
-        self.store = self.crawler.spider.store
-        self.run_id = self.crawler.spider.run_id
+        context = CrawlContext.of(self.crawler)
+        self.store, self.run_id = context.store, context.run_id
         self.pool.start()
         self.timer.start(self.interval / 2, now=False)
 
@@ -332,6 +320,10 @@ class StorePipeline:
     def _failed(self, failure: Any, count: int) -> None:
         self.stats.inc_value("mirrorscope/store_errors")
         logger.error("could not store %d pages: %s", count, failure.getErrorMessage())
+
+    def holds_pages(self) -> bool:
+        """Whether pages are pending or being written."""
+        return bool(self.pending or self.writes.running)
 
     async def written(self) -> None:
         """Write the pending pages now; return once every batch is in the store."""

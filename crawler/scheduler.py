@@ -18,6 +18,8 @@ from typing import Any
 from scrapy.core.scheduler import Scheduler
 from scrapy.utils.job import job_dir
 
+from mirrorscope.crawler.context import CrawlContext
+
 logger = logging.getLogger(__name__)
 
 
@@ -25,7 +27,7 @@ class RecoveringScheduler(Scheduler):
     @classmethod
     def from_crawler(cls, crawler: Any) -> "RecoveringScheduler":
         jobdir = job_dir(crawler.settings)
-        if jobdir and getattr(crawler.spider, "resumed", False):
+        if jobdir and CrawlContext.of(crawler).resumed:
             queue = Path(jobdir, "requests.queue")
             if queue.exists():
                 shutil.rmtree(queue)

@@ -48,7 +48,6 @@ from __future__ import annotations
 import logging
 import time
 from typing import Any
-from weakref import WeakKeyDictionary
 
 from scrapy import Request, signals
 from scrapy.exceptions import NotConfigured
@@ -57,8 +56,8 @@ from scrapy.http import Response, TextResponse
 from twisted.internet import task
 from twisted.python.failure import Failure
 
-from mirrorscope.crawler.frontier import FrontierPolicy
-from mirrorscope.jobs.host_spam import HOST_SAMPLE, HostJudge, HostState
+from mirrorscope.crawler.context import CrawlContext
+from mirrorscope.jobs.host_spam import HostJudge, HostState
 from mirrorscope.crawler.hosts import host_key
 from mirrorscope.crawler.items import PageItem
 from mirrorscope.detectors.canonical import canonical_document
@@ -81,24 +80,22 @@ CLOAK_SUSPECT = 0.5
 #: reactor). Short, because a farm's members are fetched in parallel until it is found.
 FARM_SEARCH_INTERVAL = 0.02
 
-_MONITORS: WeakKeyDictionary[Any, SpamMonitor] = WeakKeyDictionary()
-
-
 class SpamMonitor:
     """Host spam verdicts during the crawl (see the module docstring)."""
 
-    def __init__(self, crawler: Any) -> None:
+    def __init__(self, crawler: Any, context: CrawlContext) -> None:
         settings = crawler.settings
         self.crawler = crawler
+        self.context = context
         self.stats = crawler.stats
-        self.policy = FrontierPolicy.of(crawler)
-        self.confirm_pages = settings.getint("SPAM_CONFIRM_PAGES", 2)
-        self.cloaking = settings.getbool("CLOAKING_CHECK_ENABLED", True)
+        self.policy = context.policy
+        self.confirm_pages = settings.getint("SPAM_CONFIRM_PAGES")
+        self.cloaking = settings.getbool("CLOAKING_CHECK_ENABLED")
         self.params = SketchParams(
             seed=settings.getint("SKETCH_SEED"), w=settings.getint("SHINGLE_SIZE"),
             s=settings.getint("SKETCH_MIN_S"), m=settings.getint("SKETCH_MOD_M"),
         )
-        self.judge = HostJudge(settings.getint("SPAM_HOST_SAMPLE", HOST_SAMPLE), on_flagged=self._block)
+        self.judge = HostJudge(settings.getint("SPAM_HOST_SAMPLE"), on_flagged=self._block)
         self.cloak_pending: dict[str, tuple[str, DocumentSketch, float | None]] = {}
         # Per page under a cloaking check: its record and the outlinks that wait for it.
         self.held: dict[str, tuple[PageRecord, list[tuple[str, int]]]] = {}
@@ -109,15 +106,13 @@ class SpamMonitor:
         self.timer = task.LoopingCall(self._search_farms)
 
     @classmethod
-    def of(cls, crawler: Any) -> SpamMonitor:
-        """The crawl's one monitor."""
-        monitor = _MONITORS.get(crawler)
-        if monitor is None:
-            monitor = _MONITORS[crawler] = cls(crawler)
-            crawler.signals.connect(monitor.spider_opened, signal=signals.spider_opened)
-            crawler.signals.connect(monitor.item_scraped, signal=signals.item_scraped)
-            crawler.signals.connect(monitor.spider_idle, signal=signals.spider_idle)
-            crawler.signals.connect(monitor.spider_closed, signal=signals.spider_closed)
+    def connected(cls, crawler: Any, context: CrawlContext) -> SpamMonitor:
+        """A monitor listening to the crawl's signals (``CrawlContext.spam`` keeps the one)."""
+        monitor = cls(crawler, context)
+        crawler.signals.connect(monitor.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(monitor.item_scraped, signal=signals.item_scraped)
+        crawler.signals.connect(monitor.spider_idle, signal=signals.spider_idle)
+        crawler.signals.connect(monitor.spider_closed, signal=signals.spider_closed)
         return monitor
 
     # -- what the crawl tells the monitor ---------------------------------------------
@@ -243,11 +238,10 @@ class SpamMonitor:
     # -- the verdicts' home -------------------------------------------------------------
 
     def spider_opened(self) -> None:
-        spider = self.crawler.spider
-        if getattr(spider, "resumed", False):
+        if self.context.resumed:
             # A resumed crawl gets back what the monitor knew (HostJudge.restore); flagged
             # hosts stay blocked and checked hosts are not refetched as a browser.
-            self.judge.restore(spider.store)
+            self.judge.restore(self.context.store)
             for host in self.judge.flagged:
                 self.policy.budget.block(host, "spam")
         self.timer.start(FARM_SEARCH_INTERVAL, now=False)
@@ -278,7 +272,7 @@ class SpamMonitor:
 
     def _persist(self) -> None:
         rows = self.rows()
-        self.crawler.spider.store.replace_host_verdicts(rows)
+        self.context.store.replace_host_verdicts(rows)
         self.stats.set_value("spam/hosts_flagged", sum(r["flagged"] for r in rows if r["kind"] == "spam"))
         self.stats.set_value("spam/trap_hosts", sum(r["kind"] == "trap" for r in rows))
 
@@ -291,9 +285,9 @@ class SpamPipeline:
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> SpamPipeline:
-        if not crawler.settings.getbool("SPAM_DETECTION_ENABLED", True):
+        if not crawler.settings.getbool("SPAM_DETECTION_ENABLED"):
             raise NotConfigured("SPAM_DETECTION_ENABLED is off")
-        return cls(SpamMonitor.of(crawler))
+        return cls(CrawlContext.of(crawler).spam)
 
     def process_item(self, item: Any) -> Any:
         if isinstance(item, PageItem):
@@ -308,11 +302,11 @@ class SpamGraphMiddleware(BaseSpiderMiddleware):
 
     def __init__(self, crawler: Any) -> None:
         super().__init__(crawler)
-        self.monitor = SpamMonitor.of(crawler)
+        self.monitor = CrawlContext.of(crawler).spam
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> SpamGraphMiddleware:
-        if not crawler.settings.getbool("SPAM_DETECTION_ENABLED", True):
+        if not crawler.settings.getbool("SPAM_DETECTION_ENABLED"):
             raise NotConfigured("SPAM_DETECTION_ENABLED is off")
         return cls(crawler)
 

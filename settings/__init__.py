@@ -6,6 +6,13 @@ Every value carries the reason it has. Override any of them with ``-s NAME=VALUE
 
 from importlib.metadata import PackageNotFoundError, version
 
+from mirrorscope.detectors.budget import BudgetPolicy
+from mirrorscope.detectors.traps import TrapLimits
+
+# The detectors state their defaults next to their papers and reasons; the settings below
+# that tune them take those values rather than repeating them.
+_budgets, _traps = BudgetPolicy(), TrapLimits()
+
 BOT_NAME = "mirrorscope"
 SPIDER_MODULES = ["mirrorscope.crawler.spiders"]
 NEWSPIDER_MODULE = "mirrorscope.crawler.spiders"
@@ -183,15 +190,23 @@ FRONTIER_ADMISSION = True
 # (the store keeps the links). Minutes of one host's work at two requests in flight.
 FRONTIER_HOST_QUEUE_CAP = 1000
 FRONTIER_DOMAIN_QUEUE_CAP = 2000
+# With JOBDIR, host queues live on disk, hashed into this many files per depth: one file
+# per domain would exhaust the open-file limit on a crawl of many thousand domains.
+FRONTIER_DISK_SLOTS = 64
 # Fetches a host, a registrable domain and an IP may have before any in-link from another
 # domain (each such domain adds FRONTIER_BUDGET_PER_INLINK_DOMAIN). Seeds have no limit.
-# 60 is a small site whole; reasons in detectors/budget.py.
-FRONTIER_HOST_BUDGET = 60
-FRONTIER_DOMAIN_BUDGET = 120
-FRONTIER_IP_BUDGET = 600
-FRONTIER_BUDGET_PER_INLINK_DOMAIN = 20
+# The sizes and their reasons are in detectors/budget.py (BudgetPolicy).
+FRONTIER_HOST_BUDGET = _budgets.host_base
+FRONTIER_DOMAIN_BUDGET = _budgets.domain_base
+FRONTIER_IP_BUDGET = _budgets.ip_base
+FRONTIER_BUDGET_PER_INLINK_DOMAIN = _budgets.per_inlink_domain
 # No host gets more pages than this in one crawl, however many in-links it has.
-FRONTIER_HOST_MAX_PAGES = 100_000
+FRONTIER_HOST_MAX_PAGES = _budgets.ceiling
+# URLs refused as traps: longer than this, deeper than this many path segments, and the
+# calendar URLs a host may have (detectors/traps.py, TrapLimits, has the reasons).
+FRONTIER_TRAP_MAX_URL_LENGTH = _traps.max_url_length
+FRONTIER_TRAP_MAX_PATH_SEGMENTS = _traps.max_path_segments
+FRONTIER_TRAP_MAX_CALENDAR_URLS = _traps.max_calendar_urls
 
 # --- web spam during the crawl (crawler/spam.py, detectors/spam.py) ----------------------
 # Host verdicts from page scores, link farms and cloaking checks; a spam host is blocked.
@@ -238,6 +253,9 @@ ITEM_PIPELINES = {
 }
 EXTENSIONS = {
     "scrapy.extensions.telnet.TelnetConsole": None,
+    # The crawl's shared state (store, run, hosts file, frontier policy, spam monitor,
+    # store writer): every mirrorscope component finds it here.
+    "mirrorscope.crawler.context.CrawlContext": 0,
 }
 
 LOG_LEVEL = "INFO"

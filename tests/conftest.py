@@ -12,6 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from scrapy import Spider
+from scrapy.crawler import Crawler
+from scrapy.utils.test import get_crawler
 
 ROOT = Path(__file__).resolve().parent.parent
 PG_HOST, PG_PORT, PG_DB = "127.0.0.1", 5432, os.environ.get("MIRRORSCOPE_TEST_PG_DB", "test")
@@ -95,3 +98,12 @@ def _real_pages_missing() -> str | None:
 #: Tests on the real-page corpus need Debian's documentation packages (.ci/run installs
 #: them); without them they are skipped, saying which to install.
 requires_real_pages = pytest.mark.skipif(_real_pages_missing() is not None, reason=_real_pages_missing() or "")
+
+
+def project_crawler(**overrides: Any) -> Crawler:
+    """A crawler that does not crawl, on the project's settings (so with the crawl's
+    ``CrawlContext`` and every default), for the unit tests of its components."""
+    import mirrorscope.settings as project
+
+    values = {name: getattr(project, name) for name in dir(project) if name.isupper()}
+    return get_crawler(Spider, settings_dict={**values, **overrides})

@@ -13,9 +13,10 @@ import pytest
 from scrapy import Request, Spider
 from scrapy.core.scheduler import Scheduler
 from scrapy.utils.misc import load_object
-from scrapy.utils.test import get_crawler
 
-from mirrorscope.crawler.frontier import FrontierMiddleware, FrontierPolicy, HostFairQueue
+from tests.conftest import project_crawler
+from mirrorscope.crawler.context import CrawlContext
+from mirrorscope.crawler.frontier import FrontierMiddleware, HostFairQueue
 from mirrorscope.crawler.hosts import host_key, registrable_domain
 from mirrorscope.crawler.items import PageItem
 from mirrorscope.detectors.budget import BudgetPolicy, HostBudget
@@ -179,7 +180,7 @@ def test_the_sandbox_link_graph_fits_the_budgets_and_its_farm_does_not() -> None
 
 
 def crawler_with(**settings: Any) -> Any:
-    return get_crawler(Spider, settings_dict={"FRONTIER_ADMISSION": False, **settings})
+    return project_crawler(FRONTIER_ADMISSION=False, **settings)
 
 
 def memory_queue(crawler: Any, key: str = "", downstream: Any = MEMORY, state: Any = ()) -> HostFairQueue:
@@ -286,11 +287,7 @@ def test_an_unserialisable_request_leaves_no_empty_disk_queue(tmp_path: Path) ->
 
 def test_scrapy_scheduler_runs_on_the_queue_with_and_without_jobdir(tmp_path: Path) -> None:
     for jobdir in (None, str(tmp_path / "job")):
-        crawler = get_crawler(Spider, settings_dict={
-            "SCHEDULER_PRIORITY_QUEUE": "mirrorscope.crawler.frontier.HostFairQueue", "JOBDIR": jobdir,
-            "SCHEDULER_DISK_QUEUE": "scrapy.squeues.PickleFifoDiskQueue",
-            "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.FifoMemoryQueue",
-        })
+        crawler = project_crawler(JOBDIR=jobdir)  # the project's queues
         crawler.spider = Spider.from_crawler(crawler, name="s")
         scheduler = Scheduler.from_crawler(crawler)
         scheduler.open(crawler.spider)
@@ -307,7 +304,7 @@ def test_scrapy_scheduler_runs_on_the_queue_with_and_without_jobdir(tmp_path: Pa
 
 
 def test_the_queue_admits_through_the_budget_and_trap_checks() -> None:
-    crawler = get_crawler(Spider, settings_dict={"FRONTIER_HOST_BUDGET": 25, "FRONTIER_DOMAIN_BUDGET": 50})
+    crawler = project_crawler(FRONTIER_HOST_BUDGET=25, FRONTIER_DOMAIN_BUDGET=50)
     queue = memory_queue(crawler)
     for n in range(1000):
         queue.push(request(FARM, f"/p/{n}.html", 1))
@@ -318,8 +315,8 @@ def test_the_queue_admits_through_the_budget_and_trap_checks() -> None:
     assert stats["frontier/dropped/budget-host"] == 975
     assert stats["frontier/dropped/trap-session-id"] == 1
     assert stats["frontier/admitted"] == 26
-    policy = FrontierPolicy.of(crawler)
-    assert policy is FrontierPolicy.of(crawler) and policy.budget.spent_host[FARM] == 25
+    policy = CrawlContext.of(crawler).policy
+    assert policy is CrawlContext.of(crawler).policy and policy.budget.spent_host[FARM] == 25
     policy.budget.block("www.site.example", "spam: hidden keywords")
     queue.push(request("www.site.example", "/contact.html", 1))
     assert stats["frontier/dropped/blocked-host"] == 1 and len(queue) == 26
@@ -337,9 +334,9 @@ def page_item(url: str, ip: str, targets: list[str], outlinks: list[str]) -> Pag
 
 
 def test_the_middleware_learns_votes_and_drops_refused_outlinks() -> None:
-    crawler = get_crawler(Spider, settings_dict={"HOSTS_FILE": None})
+    crawler = project_crawler(HOSTS_FILE=None)
     middleware = FrontierMiddleware.from_crawler(crawler)
-    policy = FrontierPolicy.of(crawler)
+    policy = CrawlContext.of(crawler).policy
     docs = "http://docs.pyref.org/"
     for n, source in enumerate(("www.linkatlas.net", "www.saltandsimmer.com", "blog.example.net")):
         item = page_item(f"http://{source}/", f"10.0.0.{n}", [docs, docs + "a.html", f"http://{source}/x"], [])
@@ -379,20 +376,20 @@ def test_seeds_are_trusted_and_their_votes_count_even_when_linked_back() -> None
 
 
 def test_requests_queued_before_their_host_was_blocked_are_dropped_when_popped() -> None:
-    crawler = get_crawler(Spider, settings_dict={"HOSTS_FILE": None})
+    crawler = project_crawler(HOSTS_FILE=None)
     queue = memory_queue(crawler)
     for n in range(3):
         queue.push(request("www.spam.example", f"/{n}.html", 1))
         queue.push(request("www.good.example", f"/{n}.html", 1))
-    FrontierPolicy.of(crawler).budget.block("www.spam.example", "spam")
+    CrawlContext.of(crawler).policy.budget.block("www.spam.example", "spam")
     assert [urlsplit(r.url).hostname for r in drain(queue)] == ["www.good.example"] * 3
     assert crawler.stats.get_value("frontier/dropped/queued-blocked") == 3
 
 
 def test_a_full_host_queue_refuses_before_the_spider_sees_the_url() -> None:
-    crawler = get_crawler(Spider, settings_dict={"HOSTS_FILE": None, "FRONTIER_HOST_QUEUE_CAP": 3})
+    crawler = project_crawler(HOSTS_FILE=None, FRONTIER_HOST_QUEUE_CAP=3)
     queue = memory_queue(crawler)
-    policy = FrontierPolicy.of(crawler)
+    policy = CrawlContext.of(crawler).policy
     for n in range(3):
         assert policy.refusal(f"http://{FARM}/p/{n}.html") is None
         queue.push(request(FARM, f"/p/{n}.html", 1))

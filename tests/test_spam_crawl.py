@@ -7,24 +7,20 @@ import json
 import random
 from collections.abc import Iterator
 from pathlib import Path
-from types import SimpleNamespace
 from urllib.parse import urlsplit
 
 import pytest
-from scrapy import Spider
-from scrapy.settings import Settings
-from scrapy.utils.test import get_crawler
 
+from mirrorscope.crawler.context import CrawlContext
 from mirrorscope.sandbox import Host, SandboxServer, World, build_full_world
 from mirrorscope.sandbox.markup import document, html_resource
 from mirrorscope.sandbox.sites.spam import cloak_for
 from mirrorscope.sandbox.text import Prose
-from mirrorscope.crawler.frontier import FrontierPolicy
 from mirrorscope.jobs.host_spam import rejudge_spam
 from mirrorscope.crawler.spam import SpamMonitor
 from mirrorscope.detectors.spam import host_features
 from mirrorscope.storage.store import Store
-from tests.conftest import crawl_world, mirror_report, scrapy_crawl
+from tests.conftest import project_crawler, crawl_world, mirror_report, scrapy_crawl
 from tests.test_store import page
 
 
@@ -159,12 +155,10 @@ def test_a_resumed_crawl_judges_hosts_on_the_evidence_stored_before(db_url: str)
         {"host": "tpl.test", "kind": "spam", "flagged": False, "score": 0.3, "pages": 12, "reasons": [], "features": features},
         {"host": "farm.test", "kind": "spam", "flagged": True, "score": 0.9, "pages": 1, "reasons": ["link farm"], "features": {}},
     ])
-    project = Settings()
-    project.setmodule("mirrorscope.settings")
-    sketching = {key: project[key] for key in ("SKETCH_SEED", "SHINGLE_SIZE", "SKETCH_MIN_S", "SKETCH_MOD_M")}
-    crawler = get_crawler(Spider, settings_dict={**sketching, "HOSTS_FILE": None})
-    crawler.spider = SimpleNamespace(resumed=True, store=store)
-    monitor = SpamMonitor(crawler)
+    crawler = project_crawler(HOSTS_FILE=None)
+    context = CrawlContext.of(crawler)
+    context.store, context.run = store, (run, True)  # a resumed crawl of that store
+    monitor = SpamMonitor(crawler, context)
     monitor.spider_opened()
     monitor.timer.stop()
     evidence = monitor.judge.evidence("tpl.test")
@@ -174,5 +168,5 @@ def test_a_resumed_crawl_judges_hosts_on_the_evidence_stored_before(db_url: str)
     features = host_features(evidence)
     assert features.same_word_count_share == 1.0 and features.median_out_degree == 40
     assert monitor.judge.spam_links == {"victim.test": [("farm.test", "http://victim.test/buy", "anchor 0")]}
-    assert "farm.test" in monitor.judge.flagged and FrontierPolicy.of(crawler).budget.blocked("farm.test")
+    assert "farm.test" in monitor.judge.flagged and CrawlContext.of(crawler).policy.budget.blocked("farm.test")
     store.close()

@@ -8,20 +8,20 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from scrapy import Spider
 from scrapy.exceptions import DontCloseSpider
-from scrapy.utils.test import get_crawler
 from twisted.internet import reactor
 
+from tests.conftest import project_crawler
+from mirrorscope.crawler.context import CrawlContext
 from mirrorscope.crawler.frontier import FrontierMiddleware
 from mirrorscope.crawler.items import PageItem
-from mirrorscope.crawler.pipelines import StorePipeline, unwritten_pages
+from mirrorscope.crawler.pipelines import StorePipeline
 from mirrorscope.storage.store import Store
 from tests.test_store import page
 
 
 def test_a_batch_is_written_once_its_pages_hold_store_batch_links(tmp_path: Path) -> None:
-    crawler = get_crawler(Spider, settings_dict={"STORE_BATCH_SIZE": 200, "STORE_BATCH_LINKS": 1000})
+    crawler = project_crawler(STORE_BATCH_SIZE=200, STORE_BATCH_LINKS=1000)
     pipeline = StorePipeline.from_crawler(crawler)
     pipeline.store, pipeline.run_id = Store(f"sqlite:///{tmp_path}/pipeline.db"), None
     pipeline.pool.start()
@@ -44,7 +44,7 @@ def test_a_batch_is_written_once_its_pages_hold_store_batch_links(tmp_path: Path
 
 
 def test_an_idle_crawl_stays_open_until_its_pages_are_written_and_then_refills(tmp_path: Path) -> None:
-    crawler = get_crawler(Spider, settings_dict={"STORE_BATCH_SIZE": 200, "HOSTS_FILE": None})
+    crawler = project_crawler(STORE_BATCH_SIZE=200, HOSTS_FILE=None)
     pipeline = StorePipeline.from_crawler(crawler)
     pipeline.store, pipeline.run_id = Store(f"sqlite:///{tmp_path}/pipeline.db"), None
     middleware = FrontierMiddleware.from_crawler(crawler)
@@ -54,11 +54,11 @@ def test_an_idle_crawl_stays_open_until_its_pages_are_written_and_then_refills(t
     crawler.spider = SimpleNamespace(unfetched=lambda: iter([("http://docs.test/parked", 2)]),
                                      expand=lambda urls: expanded.append((urls, stored())))
     crawler.stats.set_value("frontier/dropped/queue-host-cap", 1)
-    assert not unwritten_pages(crawler)
+    assert not CrawlContext.of(crawler).unwritten_pages()
     pipeline.pool.start()
     try:
         asyncio.run(pipeline.process_item(PageItem(page("http://docs.test/", links=("http://docs.test/parked",)))))
-        assert unwritten_pages(crawler)
+        assert CrawlContext.of(crawler).unwritten_pages()
         with pytest.raises(DontCloseSpider):
             middleware.spider_idle()
         assert expanded == [] and pipeline.pending == [] and len(pipeline.writes) == 1
@@ -68,7 +68,7 @@ def test_an_idle_crawl_stays_open_until_its_pages_are_written_and_then_refills(t
         pipeline.pool.stop()  # waits for the write on the pool's thread
     # The write's result reaches the reactor thread by callFromThread: deliver it.
     reactor.runUntilCurrent()
-    assert not unwritten_pages(crawler)
+    assert not CrawlContext.of(crawler).unwritten_pages()
     assert expanded == [([("http://docs.test/parked", 2)], ["http://docs.test/"])]
     middleware.spider_idle()  # nothing dropped since: the crawl may close
     pipeline.store.close()

@@ -17,6 +17,7 @@ import logging
 import re
 from collections.abc import AsyncIterator, Iterator
 from datetime import datetime, timezone
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -32,7 +33,6 @@ from scrapy.exceptions import (
     ResponseDataLossError,
 )
 from scrapy.http import Response, TextResponse
-from scrapy.utils.job import job_dir
 from twisted.internet.error import (
     ConnectionLost,
     ConnectionRefusedError,
@@ -43,23 +43,18 @@ from twisted.internet.error import (
 from twisted.python.failure import Failure
 from twisted.web._newclient import ResponseFailed, ResponseNeverReceived
 
+from mirrorscope.crawler.context import CrawlContext, CrawlSetupError
 from mirrorscope.crawler.hosts import HostsFileError, host_key, normalize_url, read_hosts_file, registrable_domain, url_host
 from mirrorscope.crawler.items import PageItem
 from mirrorscope.crawler.middlewares import RefusedRequest
 from mirrorscope.crawler.resolver import REFUSED
 from mirrorscope.detectors.boilerplate import BoilerplateFilter
-from mirrorscope.detectors.canonical import canonical_document
+from mirrorscope.detectors.canonical import CanonicalDocument, canonical_document
 from mirrorscope.storage.db import StoreError, resolve_database_url
 from mirrorscope.storage.records import LinkRecord, PageRecord
 from mirrorscope.storage.store import Store
 
 logger = logging.getLogger(__name__)
-
-RUN_MARKER = "mirrorscope-run.json"
-
-
-class CrawlSetupError(Exception):
-    """Bad crawl input (seeds, options, database); the message is one line."""
 
 
 def read_seeds(value: str | None) -> list[str]:
@@ -203,9 +198,6 @@ class WebSpider(Spider):
         self.allowed_hosts = tuple(h.strip().lower().lstrip(".") for h in (allowed_hosts or "").split(",") if h.strip())
         self.seen: set[str] = set()
         self.scheduled = 0
-        self.resumed = False
-        self.store: Store
-        self.run_id: int
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> "WebSpider":
@@ -213,36 +205,32 @@ class WebSpider(Spider):
         settings = crawler.settings
         spider.window = settings.getint("ANCHOR_WINDOW")
         spider.boilerplate = BoilerplateFilter() if settings.getbool("BOILERPLATE_REMOVAL") else None
-        pipelines = settings.getwithbase("ITEM_PIPELINES")
-        spider.expansion_deferred = pipelines.get("mirrorscope.crawler.pipelines.DuplicatePipeline") is not None
-        spider.spam_scoring = pipelines.get("mirrorscope.crawler.pipelines.SpamScorePipeline") is not None
         spider.depth_limit = settings.getint("DEPTH_LIMIT")
         spider.url_max_length = settings.getint("URL_MAX_LENGTH")
-        url = resolve_database_url(None, settings.get("DATABASE_URL"))
-        try:
-            spider.store = Store(url)
-        except StoreError as exc:
-            raise CrawlSetupError(str(exc)) from None
-        spider._open_run(job_dir(settings), settings)
         return spider
 
     # -- the run and its recovery -----------------------------------------------------
 
-    def _open_run(self, jobdir: str | None, settings: Any) -> None:
-        marker = Path(jobdir, RUN_MARKER) if jobdir else None
-        if marker is not None and marker.exists():
-            run_id = json.loads(marker.read_text()).get("run_id")
-            if isinstance(run_id, int) and self.store.run_exists(run_id):
-                self.run_id, self.resumed = run_id, True
-                self.store.resume_run(run_id)
-                logger.info("resuming crawl run %d from the store", run_id)
-                return
-        chosen = {k: settings.get(k) for k in ("DEPTH_LIMIT", "CONCURRENT_REQUESTS_PER_DOMAIN", "DOWNLOAD_MAXSIZE", "ANCHOR_WINDOW", "ALLOW_PRIVATE_ADDRESSES")}
-        chosen.update(max_pages=self.max_pages, allowed_hosts=list(self.allowed_hosts))
-        self.run_id = self.store.start_run(self.seed_urls, chosen)
-        if marker is not None:
-            marker.parent.mkdir(parents=True, exist_ok=True)
-            marker.write_text(json.dumps({"run_id": self.run_id}))
+    def run_arguments(self) -> dict[str, Any]:
+        """The spider's arguments as the crawl run records them."""
+        return {"max_pages": self.max_pages, "allowed_hosts": list(self.allowed_hosts)}
+
+    @cached_property
+    def context(self) -> CrawlContext:
+        """The crawl's shared state (store, run); built by Scrapy after the spider."""
+        return CrawlContext.of(self.crawler)
+
+    @property
+    def store(self) -> Store:
+        return self.context.store
+
+    @property
+    def run_id(self) -> int:
+        return self.context.run_id
+
+    @property
+    def resumed(self) -> bool:
+        return self.context.resumed
 
     async def start(self) -> AsyncIterator[Any]:
         if self.resumed:
@@ -366,36 +354,34 @@ class WebSpider(Spider):
             self.crawler.stats.inc_value("mirrorscope/outcome/unparsed")
             yield PageItem(self._record(url, depth, "unparsed", error=error, **fields))
             return
-        base = normalize_url(url, doc.base_href) if doc.base_href else url
         record = self._record(url, depth, outcome, title=doc.title[:1000] or None, **fields)
-        outlinks: list[str] = []
-        for anchor in doc.anchors:
-            text = doc.anchor_text(anchor)
-            target = normalize_url(base or url, anchor.href, self.url_max_length)
-            if target is None:
-                continue
-            record.links.append(
-                LinkRecord(
-                    target_url=target, target_host=url_host(target), anchor=text,
-                    before=doc.window_before(anchor, self.window), after=doc.window_after(anchor, self.window),
-                )
-            )
-            if target not in self.seen and self._follows(target, depth + 1):
-                outlinks.append(target)
-        refresh = _refresh_target(doc.meta_refresh)
-        if refresh is not None and (target := normalize_url(base or url, refresh, self.url_max_length)) is not None:
-            # The page itself is kept (a doorway's words are the evidence against it) and
-            # where it sends browsers is followed like a link.
-            record.links.append(LinkRecord(target_url=target, target_host=url_host(target), anchor="", before="", after=""))
-            if target not in self.seen and self._follows(target, depth + 1):
-                outlinks.append(target)
-        pending = [(target, depth + 1) for target in dict.fromkeys(outlinks)]
-        if not self.expansion_deferred:
+        record.links = self._links(doc, url)
+        outlinks = (link.target_url for link in record.links)
+        pending = [(target, depth + 1) for target in dict.fromkeys(outlinks) if target not in self.seen and self._follows(target, depth + 1)]
+        if not self.context.outlinks_deferred:
             yield from filter(None, (self._request(u, d) for u, d in pending))
             pending = []
         tokens = self.boilerplate.filter(record.host, doc.blocks()) if self.boilerplate else doc.tokens
         # Otherwise scheduled by the duplicate pipeline once the page is known not to be one.
-        yield PageItem(record, tokens, outlinks=pending, spam_input=(doc, len(html)) if self.spam_scoring else None)
+        yield PageItem(record, tokens, outlinks=pending, spam_input=(doc, len(html)) if self.context.spam_scoring else None)
+
+    def _links(self, doc: CanonicalDocument, url: str) -> list[LinkRecord]:
+        """Every link of the page with its anchor text and the words either side, then
+        its meta refresh's target as a link: the page itself is kept (a doorway's words
+        are the evidence against it) and where it sends browsers is followed."""
+        base = (normalize_url(url, doc.base_href) if doc.base_href else url) or url
+        links = []
+        for anchor in doc.anchors:
+            target = normalize_url(base, anchor.href, self.url_max_length)
+            if target is not None:
+                links.append(LinkRecord(
+                    target_url=target, target_host=url_host(target), anchor=doc.anchor_text(anchor),
+                    before=doc.window_before(anchor, self.window), after=doc.window_after(anchor, self.window),
+                ))
+        refresh = _refresh_target(doc.meta_refresh)
+        if refresh is not None and (target := normalize_url(base, refresh, self.url_max_length)) is not None:
+            links.append(LinkRecord(target_url=target, target_host=url_host(target), anchor="", before="", after=""))
+        return links
 
     def _outcome(self, response: Response, content_type: str | None) -> str:
         if response.status >= 300:

@@ -1,0 +1,138 @@
+"""The crawl's shared state: one object per crawl that the components find in ``from_crawler``.
+
+``CrawlContext`` is a Scrapy extension (``EXTENSIONS``, built by Scrapy once per crawl,
+after the spider and before the engine's components). It owns what several components
+share: the store and the crawl run, the hosts file's name -> address map, the frontier
+policy (traps, blocks, budgets), the spam monitor, and the store writer. Components reach
+it with ``CrawlContext.of(crawler)``; a component that is switched off raises
+``NotConfigured`` in its own ``from_crawler`` and is simply absent here (``writer`` None,
+``outlinks_deferred`` False).
+
+The DNS resolver is the one exception: Scrapy builds it for the process, not for a crawl,
+so it reads ``HOSTS_FILE`` itself (``crawler.resolver``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from scrapy.utils.job import job_dir
+
+from mirrorscope.crawler.hosts import read_hosts_file
+from mirrorscope.storage.db import StoreError, resolve_database_url
+from mirrorscope.storage.store import Store
+
+if TYPE_CHECKING:
+    from mirrorscope.crawler.frontier import FrontierPolicy
+    from mirrorscope.crawler.pipelines import StorePipeline
+    from mirrorscope.crawler.spam import SpamMonitor
+
+logger = logging.getLogger(__name__)
+
+#: The file in ``JOBDIR`` that names the crawl run a resumed crawl continues.
+RUN_MARKER = "mirrorscope-run.json"
+#: Settings recorded with each crawl run, beside the spider's arguments.
+RUN_SETTINGS = ("DEPTH_LIMIT", "CONCURRENT_REQUESTS_PER_DOMAIN", "DOWNLOAD_MAXSIZE", "ANCHOR_WINDOW", "ALLOW_PRIVATE_ADDRESSES")
+
+
+class CrawlSetupError(Exception):
+    """Input the crawl cannot start with; the message is one line."""
+
+
+class CrawlContext:
+    """What the components of one crawl share (see the module docstring)."""
+
+    def __init__(self, crawler: Any) -> None:
+        self.crawler = crawler
+        settings = crawler.settings
+        path = settings.get("HOSTS_FILE")
+        #: Name -> address from ``HOSTS_FILE`` (empty without one).
+        self.hosts: dict[str, str] = read_hosts_file(path) if path else {}
+        #: The store pipeline, once built (None when it is off).
+        self.writer: StorePipeline | None = None
+        #: Whether a page's outlinks wait for the duplicate pipeline's verdict before they
+        #: are scheduled (set by ``DuplicatePipeline``; else the spider schedules them).
+        self.outlinks_deferred = False
+        #: Whether pages are scored for spam (set by ``SpamScorePipeline``): the spider
+        #: then hands each page's parse to the pipeline.
+        self.spam_scoring = False
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> CrawlContext:
+        return cls(crawler)
+
+    @classmethod
+    def of(cls, crawler: Any) -> CrawlContext:
+        """The crawl's context; a crawl whose settings leave it out cannot run."""
+        context = crawler.get_extension(cls)
+        if context is None:
+            raise RuntimeError("mirrorscope.crawler.context.CrawlContext is missing from EXTENSIONS")
+        return context
+
+    @cached_property
+    def store(self) -> Store:
+        """The crawl's store, opened by the first component that needs it."""
+        try:
+            return Store(resolve_database_url(None, self.crawler.settings.get("DATABASE_URL")))
+        except StoreError as exc:
+            raise CrawlSetupError(str(exc)) from None
+
+    @cached_property
+    def run(self) -> tuple[int, bool]:
+        """(run id, resumed) of the crawl run, opened before anything is queued."""
+        return self._open_run(self.crawler.spider, job_dir(self.crawler.settings))
+
+    @property
+    def run_id(self) -> int:
+        return self.run[0]
+
+    @property
+    def resumed(self) -> bool:
+        """Whether this crawl continues a run its ``JOBDIR`` names."""
+        return self.run[1]
+
+    @cached_property
+    def policy(self) -> FrontierPolicy:
+        """Admission to the frontier, shared by the queue, the downloader, the middlewares
+        and the spam monitor."""
+        from mirrorscope.crawler.frontier import FrontierPolicy
+
+        return FrontierPolicy.from_settings(self.crawler.settings, self.crawler.stats, self.hosts)
+
+    @cached_property
+    def spam(self) -> SpamMonitor:
+        """The crawl's spam monitor, built by the first spam component that asks."""
+        from mirrorscope.crawler.spam import SpamMonitor
+
+        return SpamMonitor.connected(self.crawler, self)
+
+    def unwritten_pages(self) -> bool:
+        """Whether the store pipeline holds pages that are not in the store yet."""
+        return self.writer is not None and self.writer.holds_pages()
+
+    async def store_written(self) -> None:
+        """Write the pending pages now; return once every batch is in the store."""
+        if self.writer is not None:
+            await self.writer.written()
+
+    def _open_run(self, spider: Any, jobdir: str | None) -> tuple[int, bool]:
+        """(run id, resumed): the run named in ``JOBDIR`` when the store still has it,
+        else a new run recorded there."""
+        marker = Path(jobdir, RUN_MARKER) if jobdir else None
+        if marker is not None and marker.exists():
+            run_id = json.loads(marker.read_text()).get("run_id")
+            if isinstance(run_id, int) and self.store.run_exists(run_id):
+                self.store.resume_run(run_id)
+                logger.info("resuming crawl run %d from the store", run_id)
+                return run_id, True
+        chosen = {name: self.crawler.settings.get(name) for name in RUN_SETTINGS}
+        chosen.update(getattr(spider, "run_arguments", dict)())
+        run_id = self.store.start_run(getattr(spider, "seed_urls", []), chosen)
+        if marker is not None:
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            marker.write_text(json.dumps({"run_id": run_id}))
+        return run_id, False
