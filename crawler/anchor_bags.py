@@ -13,11 +13,9 @@ bags doubles (``UrlBags``).
 The work runs in a process of its own (``crawler.similar.maintain_bags``, started with
 ``spawn``), fed batches of ``ANCHOR_BAGS_BATCH_SIZE`` pages (or what is pending after
 ``ANCHOR_BAGS_INTERVAL`` seconds) through a queue; the reactor only copies each page's
-link strings into the batch. A thread was measured first: its Python work per link
-(~15-20 us on a link-heavy host, under the GIL) took the crawl to 0.89 of its throughput
-without bags (``benchmarks/crawl.py --anchors-only``); in a process it runs on another
-core (0.93 measured; docs/ARCHITECTURE.md). The worker writes through its own connection to the store; at close the pipeline
-waits for it (off the reactor) and adds its counters to the crawl's stats
+link strings into the batch. A process, not a thread: the bag work is Python per link
+under the GIL, which on a thread slows the crawl itself (docs/MEASUREMENTS.md). The
+worker writes through its own connection to the store; at close the pipeline waits for it (off the reactor) and adds its counters to the crawl's stats
 (``mirrorscope/anchor_bags/*``). Pairs and CENTER clusters are not computed here:
 ``mirror-report detect`` recomputes everything offline (``crawler.similar``). Off with
 ``ANCHOR_BAGS_ENABLED = False``. A resumed crawl's worker first rebuilds the bags of what the
@@ -76,7 +74,7 @@ class AnchorBagPipeline:
         # Messages go to the worker through a bounded queue, put from one thread of their
         # own (in order, off the reactor): a worker slower than the crawl makes every
         # ``process_item`` wait, so pages back up in Scrapy's bounded scraper slot instead
-        # of in an unbounded queue in this process (measured: +300 MB in 1,000 pages).
+        # of in an unbounded queue in this process.
         self.sender = ThreadPool(minthreads=1, maxthreads=1, name="mirrorscope-anchor-sender")
         self.sending = Backlog(1)
 

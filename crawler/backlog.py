@@ -5,9 +5,7 @@ Scrapy bounds what a crawl holds in memory by the responses in its scraper slot
 has passed the item pipelines. A pipeline that queues pages for a thread and returns
 at once takes its pages out of that bound. When the consumer is slower than the crawl
 (SQLite writing 300 links a page, the anchor-bag worker), the queue grows with the
-crawl: measured here, the crawler grew 80 to 100 MB per 1,000 pages of a link-heavy host,
-to 0.8 GB at 6,000 pages, with 2,154 pages waiting for the store while only one page a
-batch waited for room.
+crawl (docs/MEASUREMENTS.md: 2,154 pages waiting for the store at 0.8 GB).
 
 :class:`Backlog` makes every item wait while the consumer is ``limit`` units behind, so
 pages back up in Scrapy's bounded slot and the downloads pause.

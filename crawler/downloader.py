@@ -4,8 +4,7 @@ Scrapy 2.18/2.19 under the asyncio reactor: ``Downloader._process_queue`` pops q
 requests while ``slot.free_transfer_slots() > 0``, but a popped request joins
 ``slot.transferring`` only when its download task first runs, which asyncio does after
 the loop. With no download delay the loop therefore empties the slot's whole queue at
-once: 32 requests in flight to one host were measured here with
-``CONCURRENT_REQUESTS_PER_DOMAIN = 1``. This subclass reserves the transfer slot at the
+once, whatever ``CONCURRENT_REQUESTS_PER_DOMAIN`` says. This subclass reserves the transfer slot at the
 moment the request is popped. Politeness is a promise to other people's servers;
 ``tests/test_crawl.py`` measures it on a real server.
 

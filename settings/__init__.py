@@ -133,8 +133,8 @@ ANCHOR_WINDOW = 8
 # Keep every linked URL's anchor bag (anchor text, ANCHOR_WINDOW words either side, its
 # title) up to date as links arrive and store the MH signatures of the bags that changed,
 # so `mirror-report similar` finds URLs linked to alike without a recompute, even before
-# they are fetched. Measured within 10% of the crawl's throughput without it
-# (benchmarks/crawl.py); off saves that and the bags' memory (~12 bytes per URL and term).
+# they are fetched. The work runs in a process of its own on the second core; off saves
+# that core and the bags' memory (~12 bytes per URL and term).
 ANCHOR_BAGS_ENABLED = True
 # Pages per message to the bags' worker process: one numpy pass over many pages' links
 # costs less than one per page; the reactor only copies the link strings.
@@ -150,7 +150,9 @@ ANCHOR_BAGS_FLUSH_PAGES = 5000
 SHINGLE_SIZE = 10
 # Drop text blocks repeated on 3+ pages of the same host (navigation, headers, footers)
 # before sketching (detectors/boilerplate.py; Henzinger 2006). Decided by
-# benchmarks/boilerplate.py and benchmarks/mirror_sandbox.py: see docs/ARCHITECTURE.md.
+# benchmarks/boilerplate.py and benchmarks/mirror_sandbox.py: online, a host's first pages
+# keep their boilerplate while later ones lose it, which costs mirror recall
+# (docs/MEASUREMENTS.md).
 BOILERPLATE_REMOVAL = False
 # MIN_s sample size: "100 samples reasonable, 200 more than enough" (Broder).
 SKETCH_MIN_S = 200
@@ -177,8 +179,8 @@ MIRROR_DETECTION_ENABLED = True
 # Pages between detection rounds; a round also runs whenever the crawl goes idle.
 MIRROR_DETECTION_INTERVAL = 500
 # Paths sampled on each side of a candidate pair. Bharat, Broder, Dean, Henzinger used ~20;
-# on the harder sandbox 10 gave the same verdicts (8/8 pairs, no decoy) with 49% instead of
-# 27% fewer mirror-side fetches than a mirror-blind crawl (benchmarks/mirror_sandbox.py).
+# on the harder sandbox 10 gives the same verdicts for about half the mirror-side fetches
+# (benchmarks/mirror_sandbox.py; docs/MEASUREMENTS.md).
 MIRROR_SAMPLE_PATHS = 10
 # Candidate pairs kept per host, best first (ten keeps recall high at a small cost).
 MIRROR_CANDIDATES_PER_HOST = 10
