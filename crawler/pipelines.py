@@ -223,7 +223,7 @@ class DuplicatePipeline:
         spider = self.crawler.spider
         if getattr(spider, "resumed", False):
             for row in spider.store.sketches():
-                self._index(row["url"], DocumentSketch.from_bytes(row["data"]))
+                self._index(row["url"], DocumentSketch.from_bytes(row["sketch"].data))
 
     def _index(self, url: str, sketch: DocumentSketch) -> None:
         self.exact.setdefault(sketch.fingerprint, url)
