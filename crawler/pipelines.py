@@ -211,7 +211,7 @@ class DuplicatePipeline:
         context = CrawlContext.of(self.crawler)
         if context.resumed:
             for row in context.store.sketches():
-                self._index(row["url"], DocumentSketch.from_bytes(row["data"]))
+                self._index(row["url"], DocumentSketch.from_bytes(row["sketch"].data))
 
     def _index(self, url: str, sketch: DocumentSketch) -> None:
         self.exact.setdefault(sketch.fingerprint, url)

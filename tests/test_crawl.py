@@ -103,17 +103,17 @@ def _check_sketches(store: Store, pages: list[dict], sandbox: Sandbox) -> None:
 
     sketches = {k["url"]: k for k in store.sketches()}
     assert set(sketches) == {p["url"] for p in pages if p["outcome"] == "ok"}
-    some = next(iter(sketches.values()))
-    sketch = DocumentSketch.from_bytes(some["data"])
-    assert sketch.params == DEFAULT_PARAMS and (some["w"], some["s"], some["m"]) == (10, 200, 25)
-    assert sketch.fingerprint == some["fingerprint"]
+    some = next(iter(sketches.values()))["sketch"]
+    sketch = DocumentSketch.from_bytes(some.data)
+    assert sketch.params == DEFAULT_PARAMS and (some.w, some.s, some.m) == (10, 200, 25)
+    assert sketch.fingerprint == some.fingerprint
     (exact,) = [m for m in sandbox.truth["mirrors"] if m["a"].startswith("http://docs.pyref.org")]
     shared = [u for u in sketches if u.startswith(exact["a"])]
     assert len(shared) > 20
     for url in shared:
         twin = exact["b"] + url[len(exact["a"]):]
         if twin in sketches:
-            assert sketches[twin]["fingerprint"] == sketches[url]["fingerprint"]
+            assert sketches[twin]["sketch"].fingerprint == sketches[url]["sketch"].fingerprint
 
 
 def test_duplicates_are_recorded_and_their_links_not_followed(sandbox: Sandbox, sqlite_url: str) -> None:
@@ -129,7 +129,7 @@ def test_duplicates_are_recorded_and_their_links_not_followed(sandbox: Sandbox, 
         original = by_id[page["duplicate_of_id"]]
         assert original["id"] < page["id"] or original["fetched_at"] <= page["fetched_at"]
         if page["duplicate_kind"] == "identical":
-            assert sketches[page["url"]]["fingerprint"] == sketches[original["url"]]["fingerprint"]
+            assert sketches[page["url"]]["sketch"].fingerprint == sketches[original["url"]]["sketch"].fingerprint
         else:
             assert page["duplicate_score"] >= 0.8
     # Nothing whose content exists nowhere else is lost; the mirror sides are mostly not fetched.

@@ -12,7 +12,8 @@ from sqlalchemy import func, inspect, select
 from mirrorscope.storage.db import StoreError, current_revision, downgrade, head_revision, make_engine, upgrade
 from mirrorscope.storage.models import Base, Link, Page
 from mirrorscope.storage.records import LinkRecord, PageRecord
-from mirrorscope.storage.store import Store, from_signed64, to_signed64
+from mirrorscope.storage.sql import from_signed64, to_signed64
+from mirrorscope.storage.store import Store
 
 
 def page(url: str, depth: int = 0, links: tuple[str, ...] = (), **fields) -> PageRecord:

@@ -1,0 +1,241 @@
+"""The crawl's tables: runs, hosts, pages and links, and what a resumed crawl reads back.
+
+Writes are batched (one transaction per batch) and idempotent: a page is keyed by its
+URL, so fetching it again updates its row and replaces its links, never duplicates them.
+A fetched page also brings its sketch and the duplicate and containment links the crawl
+found online; they are written in the page's transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, cast
+
+from sqlalchemy import Connection, Engine, bindparam, delete, func, insert, select, update
+from sqlalchemy.orm import aliased
+
+from mirrorscope.storage.models import Containment, CrawlRun, Host, Link, Page, Sketch
+from mirrorscope.storage.records import PageRecord
+from mirrorscope.storage.rows import CrawlRunRow, CrawlSummary, HostRow, LinkRow, PageRow
+from mirrorscope.storage.sql import Tables, chunks, from_signed64, to_signed64, upsert, utc_now
+
+#: What a later fetch of a stored URL overwrites.
+_PAGE_COLUMNS = (
+    "host_id", "crawl_run_id", "path", "depth", "status", "outcome", "error", "content_type",
+    "length", "fetched_at", "fingerprint", "title", "redirect_to", "duplicate_kind", "duplicate_score",
+    "spam_score", "spam_reasons", "word_count",
+)
+
+
+def _page_ids(conn: Connection, urls: Sequence[str]) -> dict[str, int]:
+    """The ids of the stored pages among ``urls``."""
+    ids: dict[str, int] = {}
+    for chunk in chunks(urls):
+        ids.update({url: pid for pid, url in conn.execute(select(Page.id, Page.url).where(Page.url.in_(chunk)))})
+    return ids
+
+
+class CrawlTables(Tables):
+    """Runs, hosts, pages and links."""
+
+    def __init__(self, engine: Engine) -> None:
+        super().__init__(engine)
+        # Host ids (and the IP last stored) by name: most batches name no new host.
+        self._host_ids: dict[str, tuple[int, str | None]] = {}
+
+    # -- runs ---------------------------------------------------------------------------
+
+    def start_run(self, seeds: list[str], settings: dict[str, Any]) -> int:
+        with self.engine.begin() as conn:
+            return conn.execute(
+                insert(CrawlRun)
+                .values(started_at=utc_now(), status="running", seeds=seeds, settings=settings)
+                .returning(CrawlRun.id)
+            ).scalar_one()
+
+    def resume_run(self, run_id: int) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(update(CrawlRun).where(CrawlRun.id == run_id).values(status="running", finished_at=None))
+
+    def run_exists(self, run_id: int) -> bool:
+        with self.engine.connect() as conn:
+            return conn.execute(select(CrawlRun.id).where(CrawlRun.id == run_id)).first() is not None
+
+    def finish_run(self, run_id: int, status: str, stats: dict[str, Any]) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(
+                update(CrawlRun)
+                .where(CrawlRun.id == run_id)
+                .values(finished_at=utc_now(), status=status, stats=stats)
+            )
+
+    def runs(self) -> list[CrawlRunRow]:
+        return cast(list[CrawlRunRow], self._dicts(select(CrawlRun).order_by(CrawlRun.id)))
+
+    # -- writes -------------------------------------------------------------------------
+
+    def write_pages(self, records: Sequence[PageRecord], run_id: int | None) -> None:
+        """Store a batch of fetched pages with their hosts, links, sketches and
+        duplicate links, in one transaction."""
+        latest: dict[str, PageRecord] = {r.url: r for r in records}
+        if not latest:
+            return
+        batch = list(latest.values())
+        with self.engine.begin() as conn:
+            host_ids = self._upsert_hosts(conn, batch)
+            ids = self._upsert_pages(conn, batch, host_ids, run_id)
+            self._replace_links(conn, batch, ids)
+            self._replace_sketches(conn, batch, ids)
+            self._link_duplicates(conn, batch, ids)
+
+    def _upsert_hosts(self, conn: Connection, records: list[PageRecord]) -> dict[str, int]:
+        fresh: dict[str, dict[str, Any]] = {}
+        for r in records:
+            known = self._host_ids.get(r.host)
+            if known is None or (r.ip is not None and known[1] != r.ip):
+                fresh[r.host] = {
+                    "name": r.host, "hostname": r.hostname, "port": r.port, "ip": r.ip,
+                    "registrable_domain": r.registrable_domain, "first_seen_at": utc_now(),
+                }
+        if fresh:
+            upsert(conn, Host.__table__, list(fresh.values()), "name", (), keep_old=("ip", "registrable_domain"))
+            for chunk in chunks(list(fresh)):
+                for hid, name, ip in conn.execute(select(Host.id, Host.name, Host.ip).where(Host.name.in_(chunk))):
+                    self._host_ids[name] = (hid, ip)
+        return {name: hid for name, (hid, _) in self._host_ids.items()}
+
+    def _upsert_pages(self, conn: Connection, records: list[PageRecord], host_ids: dict[str, int], run_id: int | None) -> dict[str, int]:
+        rows = [
+            {
+                "url": r.url, "host_id": host_ids[r.host], "crawl_run_id": run_id, "path": r.path,
+                "depth": r.depth, "status": r.status, "outcome": r.outcome, "error": r.error,
+                "content_type": r.content_type, "length": r.length, "fetched_at": r.fetched_at,
+                "fingerprint": to_signed64(r.fingerprint), "title": r.title, "redirect_to": r.redirect_to,
+                "duplicate_kind": r.duplicate_kind, "duplicate_score": r.duplicate_score,
+                "spam_score": r.spam_score, "spam_reasons": r.spam_reasons, "word_count": r.word_count,
+            }
+            for r in records
+        ]
+        upsert(conn, Page.__table__, rows, "url", _PAGE_COLUMNS)
+        return _page_ids(conn, [r.url for r in records])
+
+    def _replace_links(self, conn: Connection, records: list[PageRecord], ids: dict[str, int]) -> None:
+        for chunk in chunks([ids[r.url] for r in records]):
+            conn.execute(delete(Link).where(Link.source_page_id.in_(chunk)))
+        rows = [
+            {
+                "source_page_id": ids[r.url], "position": i, "target_url": link.target_url,
+                "target_host": link.target_host, "anchor": link.anchor, "before": link.before,
+                "after": link.after,
+            }
+            for r in records
+            for i, link in enumerate(r.links)
+        ]
+        if rows:
+            conn.execute(insert(Link), rows)
+
+    def _replace_sketches(self, conn: Connection, records: list[PageRecord], ids: dict[str, int]) -> None:
+        # A re-fetched page that is no longer HTML must lose its old sketch.
+        for chunk in chunks([ids[r.url] for r in records]):
+            conn.execute(delete(Sketch).where(Sketch.page_id.in_(chunk)))
+        rows = [
+            {
+                "page_id": ids[r.url], "scheme": k.scheme, "seed": to_signed64(k.seed), "w": k.w, "s": k.s,
+                "m": k.m, "signature_size": k.signature_size, "super_groups": k.super_groups,
+                "super_size": k.super_size, "token_count": k.token_count, "shingle_count": k.shingle_count,
+                "too_short": k.too_short, "fingerprint": to_signed64(k.fingerprint), "data": k.data,
+            }
+            for r in records
+            if (k := r.sketch) is not None
+        ]
+        if rows:
+            conn.execute(insert(Sketch), rows)
+
+    def _link_duplicates(self, conn: Connection, records: list[PageRecord], ids: dict[str, int]) -> None:
+        """Resolve duplicate-of and contained-in URLs (earlier pages, maybe this batch's) to ids."""
+        referenced = [r.duplicate_of for r in records if r.duplicate_of] + [u for r in records for u, _ in r.contained_in]
+        known = ids | _page_ids(conn, sorted(set(referenced) - set(ids)))
+        updates = [
+            {"pid": ids[r.url], "dup": known.get(r.duplicate_of) if r.duplicate_of else None}
+            for r in records
+        ]
+        conn.execute(update(Page).where(Page.id == bindparam("pid")).values(duplicate_of_id=bindparam("dup")), updates)
+        for chunk in chunks([ids[r.url] for r in records]):
+            conn.execute(delete(Containment).where(Containment.page_id.in_(chunk)))
+        rows = [
+            {"page_id": ids[r.url], "container_id": known[url], "containment": value, "source": "crawl"}
+            for r in records
+            for url, value in dict(r.contained_in).items()
+            if url in known and known[url] != ids[r.url]
+        ]
+        if rows:
+            conn.execute(insert(Containment), rows)
+
+    # -- reads --------------------------------------------------------------------------
+
+    def fetched_urls(self, run_id: int | None = None) -> set[str]:
+        query = select(Page.url)
+        if run_id is not None:
+            query = query.where(Page.crawl_run_id == run_id)
+        with self.engine.connect() as conn:
+            return set(conn.execute(query).scalars())
+
+    def unfetched_targets(self, run_id: int, from_duplicates: bool = True) -> list[tuple[str, int]]:
+        """Link targets found by ``run_id`` that no page row holds yet, with their depth.
+
+        This is the crawl frontier as the store knows it: after a hard kill the crawl
+        resumes from here, so nothing the killed process had queued is lost. Links on
+        pages recorded as duplicates count only when ``from_duplicates``.
+        """
+        target = aliased(Page)
+        query = (
+            select(Link.target_url, func.min(Page.depth) + 1)
+            .join(Page, Page.id == Link.source_page_id)
+            .outerjoin(target, target.url == Link.target_url)
+            .where(Page.crawl_run_id == run_id, target.id.is_(None))
+            .group_by(Link.target_url)
+            .order_by(func.min(Page.depth), Link.target_url)
+        )
+        if not from_duplicates:
+            query = query.where(Page.duplicate_of_id.is_(None))
+        return cast(list[tuple[str, int]], self._tuples(query))
+
+    def pages(self, run_id: int | None = None) -> list[PageRow]:
+        query = (
+            select(*Page.__table__.c, Host.name.label("host"))
+            .join(Host, Host.id == Page.host_id)
+            .order_by(Page.id)
+        )
+        if run_id is not None:
+            query = query.where(Page.crawl_run_id == run_id)
+        rows = self._dicts(query)
+        return [cast(PageRow, r | {"fingerprint": from_signed64(r["fingerprint"])}) for r in rows]
+
+    def hosts(self) -> list[HostRow]:
+        pages = func.count(Page.id).label("pages")
+        query = (
+            select(Host.name, Host.ip, Host.registrable_domain, pages)
+            .outerjoin(Page, Page.host_id == Host.id)
+            .group_by(Host.id)
+            .order_by(Host.name)
+        )
+        return cast(list[HostRow], self._dicts(query))
+
+    def links(self) -> list[LinkRow]:
+        query = (
+            select(Page.url.label("source_url"), Link.position, Link.target_url, Link.target_host, Link.anchor, Link.before, Link.after)
+            .join(Page, Page.id == Link.source_page_id)
+            .order_by(Page.url, Link.position)
+        )
+        return cast(list[LinkRow], self._dicts(query))
+
+    def summary(self) -> CrawlSummary:
+        """Counts for the crawl report: hosts, pages by outcome, links, bytes."""
+        with self.engine.connect() as conn:
+            hosts = conn.execute(select(func.count(Host.id))).scalar_one()
+            pages = conn.execute(select(func.count(Page.id))).scalar_one()
+            links = conn.execute(select(func.count(Link.id))).scalar_one()
+            size = conn.execute(select(func.coalesce(func.sum(Page.length), 0))).scalar_one()
+            sketches = conn.execute(select(func.count(Sketch.page_id))).scalar_one()
+            outcomes = dict(conn.execute(select(Page.outcome, func.count(Page.id)).group_by(Page.outcome)).all())
+        return {"hosts": hosts, "pages": pages, "links": links, "bytes": int(size), "sketches": sketches, "outcomes": outcomes}
