@@ -272,6 +272,63 @@ def lsh_benchmark(runs: int) -> float:
     return theirs_s / ours_s
 
 
+def full_run(data: dict[str, np.ndarray], runs: int) -> dict[str, float]:
+    """(i): ``cluster_sketches`` on every document, each run in a fresh subprocess; its figures."""
+    docs = data["truth"].size
+    with tempfile.TemporaryDirectory(prefix="cluster-bench-") as tmp:
+        folder = Path(tmp)
+        for name in ("offsets", "values", "whole"):
+            np.save(folder / f"{name}.npy", data[name])
+        results = []
+        for _ in range(runs):
+            out = subprocess.run(
+                [sys.executable, __file__, "--child", str(folder)], capture_output=True, text=True, check=True
+            )
+            results.append(json.loads(out.stdout.splitlines()[-1]))
+        labels = np.load(folder / "labels.npy")
+    seconds = statistics.median(r["seconds"] for r in results)
+    peak = max(r["peak_rss_gb"] for r in results)
+    precision, recall = precision_recall(labels, data["truth"])
+    stats = results[-1]["stats"]
+    phases = ", ".join(f"{k[8:]} {v:.1f}" for k, v in stats.items() if k.startswith("seconds_"))
+    each = ", ".join(f"{r['seconds']:.1f}" for r in results)
+    print(
+        f"ours: {docs} documents in {seconds:.1f} s (runs {each}; {phases}), "
+        f"peak RSS {peak:.2f} GB, {stats['candidate_pairs']} candidate pairs, {stats['pairs']} pairs >= {THRESHOLD}, "
+        f"{stats['clusters']} clusters of {stats['clustered_documents']} documents; "
+        f"precision {precision:.4f} recall {recall:.4f}"
+    )
+    return {"seconds": seconds, "peak": peak, "precision": precision, "recall": recall}
+
+
+def duckdb_comparison(offsets: np.ndarray, values: np.ndarray, whole: np.ndarray, truth: np.ndarray, runs: int) -> float:
+    """(ii): Broder's job in DuckDB and ours on the same documents; DuckDB seconds / our seconds."""
+    n = whole.size
+    theirs, duck_times = [], {}
+    for _ in range(runs):
+        duck_labels, duck_times = duckdb_job(offsets, values, whole)
+        theirs.append(duck_times["total"])
+    ours = []
+    for _ in range(max(3, runs)):
+        start = time.perf_counter()
+        result = cluster_sketches(np.arange(n), offsets, values, document_fingerprints=whole)
+        ours.append(time.perf_counter() - start)
+    counted = cluster_sketches(np.arange(n), offsets, values, document_fingerprints=whole, estimator="jaccard")
+    same = np.array_equal(canonical(result.labels), canonical(duck_labels))
+    same_counted = np.array_equal(canonical(counted.labels), canonical(duck_labels))
+    ours_s, theirs_s = statistics.median(ours), statistics.median(theirs)
+    p, r = precision_recall(result.labels, truth)
+    print(
+        f"duckdb: {n} documents, {values.size} <fingerprint, doc> rows: DuckDB {theirs_s:.2f} s (runs "
+        f"{', '.join(f'{t:.2f}' for t in theirs)}; load {duck_times['load']:.2f}, pairs {duck_times['pairs']:.2f}), "
+        f"ours {ours_s:.2f} s (runs {', '.join(f'{t:.2f}' for t in ours)}); same clusters: {same} "
+        f"(count-based estimator: {same_counted}); ours precision {p:.4f} recall {r:.4f}"
+    )
+    if not (same and same_counted):
+        raise SystemExit("clusters differ from DuckDB's")
+    return theirs_s / ours_s
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--docs", type=int, default=1_000_000)
@@ -284,65 +341,19 @@ def main() -> int:
 
     start = time.perf_counter()
     data = synthetic_sketches(args.docs)
-    truth = data["truth"]
     made = time.perf_counter() - start
     print(f"data: {args.docs} documents, {data['values'].size} fingerprints, generated in {made:.0f} s")
-    with tempfile.TemporaryDirectory(prefix="cluster-bench-") as tmp:
-        folder = Path(tmp)
-        for name in ("offsets", "values", "whole"):
-            np.save(folder / f"{name}.npy", data[name])
-        results = []
-        for _ in range(args.runs):
-            out = subprocess.run(
-                [sys.executable, __file__, "--child", str(folder)], capture_output=True, text=True, check=True
-            )
-            results.append(json.loads(out.stdout.splitlines()[-1]))
-        labels = np.load(folder / "labels.npy")
-    seconds = statistics.median(r["seconds"] for r in results)
-    peak = max(r["peak_rss_gb"] for r in results)
-    precision, recall = precision_recall(labels, truth)
-    stats = results[-1]["stats"]
-    phases = ", ".join(f"{k[8:]} {v:.1f}" for k, v in stats.items() if k.startswith("seconds_"))
-    each = ", ".join(f"{r['seconds']:.1f}" for r in results)
-    print(
-        f"ours: {args.docs} documents in {seconds:.1f} s (runs {each}; {phases}), "
-        f"peak RSS {peak:.2f} GB, {stats['candidate_pairs']} candidate pairs, {stats['pairs']} pairs >= {THRESHOLD}, "
-        f"{stats['clusters']} clusters of {stats['clustered_documents']} documents; "
-        f"precision {precision:.4f} recall {recall:.4f}"
-    )
-
+    ours = full_run(data, args.runs)
     n = min(SUBSET, args.docs)
     offsets = data["offsets"][: n + 1]
     values = data["values"][: offsets[-1]]
-    whole = data["whole"][:n]
+    whole, truth = data["whole"][:n], data["truth"][:n]
     del data
-    theirs, duck_times = [], {}
-    for _ in range(args.runs):
-        duck_labels, duck_times = duckdb_job(offsets, values, whole)
-        theirs.append(duck_times["total"])
-    ours = []
-    for _ in range(max(3, args.runs)):
-        start = time.perf_counter()
-        result = cluster_sketches(np.arange(n), offsets, values, document_fingerprints=whole)
-        ours.append(time.perf_counter() - start)
-    counted = cluster_sketches(np.arange(n), offsets, values, document_fingerprints=whole, estimator="jaccard")
-    same = np.array_equal(canonical(result.labels), canonical(duck_labels))
-    same_counted = np.array_equal(canonical(counted.labels), canonical(duck_labels))
-    ours_s, theirs_s = statistics.median(ours), statistics.median(theirs)
-    p, r = precision_recall(result.labels, truth[:n])
-    print(
-        f"duckdb: {n} documents, {values.size} <fingerprint, doc> rows: DuckDB {theirs_s:.2f} s (runs "
-        f"{', '.join(f'{t:.2f}' for t in theirs)}; load {duck_times['load']:.2f}, pairs {duck_times['pairs']:.2f}), "
-        f"ours {ours_s:.2f} s (runs {', '.join(f'{t:.2f}' for t in ours)}); same clusters: {same} "
-        f"(count-based estimator: {same_counted}); ours precision {p:.4f} recall {r:.4f}"
-    )
-    if not (same and same_counted):
-        raise SystemExit("clusters differ from DuckDB's")
-
+    duckdb_ratio = duckdb_comparison(offsets, values, whole, truth, args.runs)
     speedup = lsh_benchmark(args.runs)
     print(
-        f"docs={args.docs} cluster_s={seconds:.1f} peak_rss_gb={peak:.2f} precision={precision:.4f} "
-        f"recall={recall:.4f} duckdb_ratio={theirs_s / ours_s:.2f} lsh_speedup_vs_datasketch={speedup:.1f}"
+        f"docs={args.docs} cluster_s={ours['seconds']:.1f} peak_rss_gb={ours['peak']:.2f} precision={ours['precision']:.4f} "
+        f"recall={ours['recall']:.4f} duckdb_ratio={duckdb_ratio:.2f} lsh_speedup_vs_datasketch={speedup:.1f}"
     )
     return 0
 

@@ -27,7 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from mirrorscope.report.cli import build_report, score_mirrors  # noqa: E402
+from mirrorscope.report.document import build_report  # noqa: E402
+from mirrorscope.sandbox.scoring import score_mirrors  # noqa: E402
 from mirrorscope.jobs.mirrors import HostView  # noqa: E402
 from mirrorscope.sandbox import SandboxServer, build_world, is_copied  # noqa: E402
 from mirrorscope.detectors.mirrors import candidate_pairs, feature_rankings  # noqa: E402

@@ -55,7 +55,7 @@ from urllib.parse import urlsplit
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from mirrorscope.report.cli import build_report  # noqa: E402
+from mirrorscope.report.document import build_report  # noqa: E402
 from mirrorscope.sandbox import SandboxServer, World, build_real_world  # noqa: E402
 from mirrorscope.storage.store import Store  # noqa: E402
 

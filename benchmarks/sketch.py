@@ -40,6 +40,15 @@ from mirrorscope.detectors.sketch import DEFAULT_PARAMS, sketch_many, sketch_tok
 DOCS = Path("/usr/share/doc/python3.11/html")
 MIN_PAGES = 500
 MIN_BYTES = 2048
+# The stages, in the order each run times them, and how the medians name them.
+STAGES = {
+    "parse": "a. lxml parse + canonicalise",
+    "ours": "b. our full sketch (sketch_many, cold memo)",
+    "ours_warm": "b'. our full sketch (sketch_many, warm memo)",
+    "ours_per_doc": "b''. our full sketch (sketch_tokens per page)",
+    "datasketch": "c. datasketch MinHash(128), shingles + update_batch",
+    "ds_update": "c'. datasketch update_batch alone",
+}
 
 
 def load_pages(limit: int | None) -> tuple[str, list[str]]:
@@ -72,22 +81,11 @@ def timed(action: Callable[[], object]) -> tuple[float, object]:
     return time.perf_counter() - start, result
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--limit", type=int, default=None, help="use only the first N pages")
-    args = parser.parse_args()
-
-    source, pages = load_pages(args.limit)
-    if len(pages) < MIN_PAGES and args.limit is None:
-        print(f"only {len(pages)} pages >= {MIN_BYTES} bytes in {source}; need {MIN_PAGES}", file=sys.stderr)
-        return 1
-    megabytes = sum(len(p.encode("utf-8")) for p in pages) / 1e6
+def run_stages(pages: list[str], runs: int) -> tuple[dict[str, list[float]], list[list[str]], list]:
+    """Every stage's seconds per run, interleaved; the pages' tokens and our sketches of them."""
     w = DEFAULT_PARAMS.w
-
-    stages = ("parse", "ours", "ours_warm", "ours_per_doc", "datasketch", "ds_update")
-    times: dict[str, list[float]] = {k: [] for k in stages}
-    for run in range(args.runs):
+    times: dict[str, list[float]] = {k: [] for k in STAGES}
+    for run in range(runs):
         elapsed, documents = timed(lambda: [canonical_tokens(p) for p in pages])
         times["parse"].append(elapsed)
 
@@ -112,38 +110,49 @@ def main() -> int:
 
         times["ds_update"].append(timed(run_update_only)[0])
         print(f"run {run + 1}: " + "  ".join(f"{k}={v[-1]:.3f}s" for k, v in times.items()), flush=True)
+    return times, documents, sketches
 
-    tokens = sum(len(t) for t in documents)
-    sizes = sorted(len(s.to_bytes()) for s in sketches)
-    print(f"pages: {len(pages)} from {source}, {megabytes:.1f} MB HTML, {tokens} tokens "
-          f"(median {statistics.median(len(t) for t in documents):.0f} per page)")  # fmt: skip
-    print(f"serialised sketch: median {statistics.median(sizes):.0f} B, mean {statistics.fmean(sizes):.0f} B per page")
+
+def print_medians(times: dict[str, list[float]], pages: int, megabytes: float) -> None:
+    """Each stage's median throughput, the ratios between them, and the last line."""
     median = {k: statistics.median(v) for k, v in times.items()}
-    labels = {
-        "parse": "a. lxml parse + canonicalise",
-        "ours": "b. our full sketch (sketch_many, cold memo)",
-        "ours_warm": "b'. our full sketch (sketch_many, warm memo)",
-        "ours_per_doc": "b''. our full sketch (sketch_tokens per page)",
-        "datasketch": "c. datasketch MinHash(128), shingles + update_batch",
-        "ds_update": "c'. datasketch update_batch alone",
-    }
-    print(f"medians of {args.runs} runs:")
-    for key, label in labels.items():
+    print(f"medians of {len(times['parse'])} runs:")
+    for key, label in STAGES.items():
         seconds = median[key]
-        print(f"  {label:<52} {len(pages) / seconds:9.1f} docs/s {megabytes / seconds:8.2f} MB/s ({seconds:.3f} s)")
+        print(f"  {label:<52} {pages / seconds:9.1f} docs/s {megabytes / seconds:8.2f} MB/s ({seconds:.3f} s)")
     print(f"  speedup vs datasketch: batch {median['datasketch'] / median['ours']:.2f}x, "
           f"per page {median['datasketch'] / median['ours_per_doc']:.2f}x; "
           f"vs update_batch alone: batch {median['ds_update'] / median['ours']:.2f}x, "
           f"per page {median['ds_update'] / median['ours_per_doc']:.2f}x")  # fmt: skip
     print(f"  sketch / parse time: batch {median['ours'] / median['parse']:.3f}, "
           f"per page {median['ours_per_doc'] / median['parse']:.3f}")  # fmt: skip
-    ours = len(pages) / median["ours"]
-    theirs = len(pages) / median["datasketch"]
+    ours = pages / median["ours"]
+    theirs = pages / median["datasketch"]
     speedup, ratio = ours / theirs, median["ours"] / median["parse"]
     print(
         f"ours_docs_s={ours:.1f} datasketch_docs_s={theirs:.1f} "
         f"speedup_vs_datasketch={speedup:.2f} sketch_vs_parse={ratio:.3f}"
     )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--limit", type=int, default=None, help="use only the first N pages")
+    args = parser.parse_args()
+
+    source, pages = load_pages(args.limit)
+    if len(pages) < MIN_PAGES and args.limit is None:
+        print(f"only {len(pages)} pages >= {MIN_BYTES} bytes in {source}; need {MIN_PAGES}", file=sys.stderr)
+        return 1
+    megabytes = sum(len(p.encode("utf-8")) for p in pages) / 1e6
+    times, documents, sketches = run_stages(pages, args.runs)
+    tokens = sum(len(t) for t in documents)
+    sizes = sorted(len(s.to_bytes()) for s in sketches)
+    print(f"pages: {len(pages)} from {source}, {megabytes:.1f} MB HTML, {tokens} tokens "
+          f"(median {statistics.median(len(t) for t in documents):.0f} per page)")  # fmt: skip
+    print(f"serialised sketch: median {statistics.median(sizes):.0f} B, mean {statistics.fmean(sizes):.0f} B per page")
+    print_medians(times, len(pages), megabytes)
     return 0
 
 

@@ -1,4 +1,4 @@
-"""Formatting what the store holds: terminal tables, JSON and CSV.
+"""Formatting the report's documents (``document.py``): terminal tables, JSON and CSV.
 
 Every crawled string (host names, URLs, titles) is escaped on the way out: control
 characters are shown as ``\\xNN`` so a page cannot drive the user's terminal, rich markup
@@ -11,7 +11,6 @@ import csv
 import io
 import json
 import re
-from datetime import datetime
 from typing import Any
 
 from rich.console import Console
@@ -31,40 +30,6 @@ def safe_cell(value: Any) -> str:
     """A CSV cell that no spreadsheet will evaluate."""
     text = safe_text(value)
     return "'" + text if text.startswith(_FORMULA_START) else text
-
-
-def _duration(run: dict[str, Any]) -> float | None:
-    start, end = run.get("started_at"), run.get("finished_at")
-    if isinstance(start, datetime) and isinstance(end, datetime):
-        return (end - start).total_seconds()
-    return None
-
-
-def crawl_report(summary: dict[str, Any], hosts: list[dict[str, Any]], runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """The report as one JSON-able dict (the contract documented in the README)."""
-    last = runs[-1] if runs else {}
-    return {
-        "crawl": {
-            "runs": len(runs),
-            "last_run": {
-                "id": last.get("id"),
-                "status": last.get("status"),
-                "started_at": last["started_at"].isoformat() if last.get("started_at") else None,
-                "finished_at": last["finished_at"].isoformat() if last.get("finished_at") else None,
-                "seconds": _duration(last),
-                "seeds": last.get("seeds", []),
-            },
-            "hosts": summary["hosts"],
-            "pages": summary["pages"],
-            "links": summary["links"],
-            "bytes": summary["bytes"],
-            "outcomes": summary["outcomes"],
-        },
-        "hosts": [
-            {"host": h["name"], "ip": h["ip"], "registrable_domain": h["registrable_domain"], "pages": h["pages"]}
-            for h in hosts
-        ],
-    }
 
 
 def render_json(report: dict[str, Any]) -> str:
@@ -180,3 +145,13 @@ def render_mirrors_table(report: dict[str, Any], console: Console) -> None:
     console.print(table)
     for number, cluster in enumerate(report.get("mirror_clusters", []), 1):
         console.print(Text(f"mirror cluster {number}: " + ", ".join(safe_text(u) for u in cluster) + " (first: canonical)"))
+
+
+def render_similar_table(report: dict[str, Any], console: Console) -> None:
+    """The URLs linked to like ``report["url"]``, with their similarity."""
+    table = Table(title=Text(f"URLs linked to like {safe_text(report['url'])}"), title_justify="left")
+    table.add_column("similarity", justify="right")
+    table.add_column("url", overflow="fold")
+    for row in report["similar"]:
+        table.add_row(f"{row['similarity']:.2f}", Text(safe_text(row["url"])))
+    console.print(table)

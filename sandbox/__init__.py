@@ -8,7 +8,8 @@ spam hosts and traps, and `build_full_world` turns both on.
 benchmarks; `build_real_world` serves real pages (Debian's documentation
 packages) with mirrors, decoys and spam planted among them.
 `SandboxServer` serves any of them on 127.x addresses; `World.ground_truth`
-says what a correct crawl of it finds.
+says what a correct crawl of it finds, and `scoring` scores a crawl's report
+against it.
 """
 
 from .model import Host, Resource, World, is_browser

@@ -22,7 +22,7 @@ from .sites.apiref import apiref_site
 from .sites.blog import blog_site
 from .sites.copies import absolutise, main_of, repackage, reserialise, stale_copy
 from .sites.events import CALENDAR, events_site
-from .sites.generic import SmallSite, SmallSiteWriter, make_theme, provider_pages, small_site
+from .sites.generic import CARD, PLAIN, PROVIDER_FOOTER, SmallSite, SmallSiteWriter, make_theme, provider_pages, small_site
 from .sites.spam import LinkFarm, cloak_for, cloaked_site, doorway_site, hidden_text_site
 from .text import Prose
 
@@ -44,6 +44,12 @@ class Part:
     hosts: list[Host] = field(default_factory=list)
     listings: list[Listing] = field(default_factory=list)
     decoy_pairs: list[tuple[str, str, str]] = field(default_factory=list)
+
+    def add(self, name: str, ip: str, role: str, resources: dict[str, Resource], of: str | None = None, **extra: object) -> None:
+        self.hosts.append(Host(name=name, ip=ip, role=role, resources=resources, of=of, **extra))  # type: ignore[arg-type]
+
+    def listing(self, category: str, host: str, title: str, topic: str) -> None:
+        self.listings.append((category, host, title, topic))
 
 
 def _rng(seed: int, name: str) -> random.Random:
@@ -117,60 +123,59 @@ def _reposts(seed: int, writer: SmallSiteWriter, recipes: dict[str, Resource], c
     writer.page("/reposts/", "From other kitchens", f"<h1>From other kitchens</h1>{writer.paragraphs(1)}{items(listing)}")
 
 
-def hard_mirror_part(seed: int, news: dict[str, Resource], recipes: dict[str, Resource]) -> Part:
-    """Repackaged, re-serialised, stale, alias and deep-link mirrors, and five kinds of decoy."""
-    part = Part()
-    plain = make_theme("Plain", "plain")
-    card = make_theme("Card", "card")
-
-    def add(name: str, octet: str, role: str, resources: dict[str, Resource], of: str | None = None) -> None:
-        part.hosts.append(Host(name=name, ip=octet, role=role, resources=resources, of=of))
-
+def _changed_copies(part: Part, seed: int, news: dict[str, Resource]) -> None:
+    """Mirrors whose bytes differ from their original's: repackaged, re-serialised, stale."""
     # Repackaged: the news site in another site's chrome, same /24 as the news site.
-    add(n.REPACKAGED, f"{SAME_NET}20", "repackaged-mirror", _repackaged_news(seed, news), n.NEWS)
+    part.add(n.REPACKAGED, f"{SAME_NET}20", "repackaged-mirror", _repackaged_news(seed, news), n.NEWS)
+    part.listing("Regional", n.REPACKAGED, "CoastWire regional news", "travel")
 
     # Re-serialised, in another network.
     wiki = small_site(
         SmallSite(
             "Fernhill Makers Wiki", "Notes from the Fernhill makerspace", "crafts",
-            (("tools", "Tools", 14), ("projects", "Projects", 16), ("howto", "How-tos", 12)), card,
+            (("tools", "Tools", 14), ("projects", "Projects", 16), ("howto", "How-tos", 12)), CARD,
             links=(("/", ext(n.WIKI_COPY), "A mirror of this wiki at mirror-depot.net"),),
         ),
         _rng(seed, n.WIKI),
     )
-    add(n.WIKI, f"{SAME_NET}21", "original", wiki)
-    add(n.WIKI_COPY, f"{OTHER_NET}21", "reserialised-mirror", _reserialised(seed, wiki), n.WIKI)
+    part.add(n.WIKI, f"{SAME_NET}21", "original", wiki)
+    part.add(n.WIKI_COPY, f"{OTHER_NET}21", "reserialised-mirror", _reserialised(seed, wiki), n.WIKI)
+    part.listing("Computers & Programming", n.WIKI, "Fernhill Makers Wiki", "programming")
 
     # Stale: an old copy in the same /24, some pages since edited, some gone.
     kayak = small_site(
         SmallSite(
             "Tidewater Kayak Club", "Sea and river paddling since 1987", "outdoors",
-            (("trips", "Trips", 12), ("skills", "Skills", 10), ("news", "Club news", 10)), plain,
+            (("trips", "Trips", 12), ("skills", "Skills", 10), ("news", "Club news", 10)), PLAIN,
             links=(("/about.html", ext(n.KAYAK_STALE), "Our old website (an archived copy)"),),
         ),
         _rng(seed, n.KAYAK),
     )
     editor = Prose("outdoors", _rng(seed, f"{n.KAYAK_STALE}:edits"))
     stale, _, _ = stale_copy(kayak, _rng(seed, n.KAYAK_STALE), editor.paragraph, missing=0.2, edited=0.3)
-    add(n.KAYAK, f"{SAME_NET}22", "original", kayak)
-    add(n.KAYAK_STALE, f"{SAME_NET}23", "stale-mirror", stale, n.KAYAK)
+    part.add(n.KAYAK, f"{SAME_NET}22", "original", kayak)
+    part.add(n.KAYAK_STALE, f"{SAME_NET}23", "stale-mirror", stale, n.KAYAK)
+    part.listing("Sports & Outdoors", n.KAYAK, "Tidewater Kayak Club", "travel")
 
-    # Alias: two names on one address, one set of pages.
+
+def _identical_copies(part: Part, seed: int) -> None:
+    """Mirrors byte for byte: an alias (two names, one address) and a copy linked only from deep inside its original."""
     library = small_site(
         SmallSite(
             "Greywell Public Library", "Books, events and help for everyone in Greywell", "university",
-            (("events", "Events", 8), ("collections", "Collections", 8), ("help", "Help", 6)), card,
+            (("events", "Events", 8), ("collections", "Collections", 8), ("help", "Help", 6)), CARD,
         ),
         _rng(seed, n.LIBRARY),
     )
-    add(n.LIBRARY, f"{SAME_NET}24", "original", library)
-    add(n.LIBRARY_ALIAS, f"{SAME_NET}24", "alias", library, n.LIBRARY)
+    part.add(n.LIBRARY, f"{SAME_NET}24", "original", library)
+    part.add(n.LIBRARY_ALIAS, f"{SAME_NET}24", "alias", library, n.LIBRARY)
+    part.listing("Education", n.LIBRARY, "Greywell Public Library", "university")
 
-    # Deep link: the copy is linked once, from a page three links below the portal.
+    # The copy is linked once, from a page three links below the portal.
     observatory = SmallSiteWriter(
         SmallSite(
             "Ostrander Observatory", "Public nights under dark skies", "outdoors",
-            (("nights", "Open nights", 10), ("guides", "Observing guides", 10)), plain,
+            (("nights", "Open nights", 10), ("guides", "Observing guides", 10)), PLAIN,
             links=(("/about.html", "about/links.html", "Links and friends of the observatory"),),
         ),
         _rng(seed, n.OBSERVATORY),
@@ -184,139 +189,143 @@ def hard_mirror_part(seed: int, news: dict[str, Resource], recipes: dict[str, Re
         + observatory.paragraphs(2)
         + items([f"{link(ext(n.OBSERVATORY_MIRROR), 'mirror.skyarchive.net')}: a full copy of this site, kept by Sky Archive"]),
     )
-    add(n.OBSERVATORY, f"{SAME_NET}25", "original", obs)
-    add(n.OBSERVATORY_MIRROR, f"{OTHER_NET}25", "mirror", dict(obs), n.OBSERVATORY)
+    part.add(n.OBSERVATORY, f"{SAME_NET}25", "original", obs)
+    part.add(n.OBSERVATORY_MIRROR, f"{OTHER_NET}25", "mirror", dict(obs), n.OBSERVATORY)
+    part.listing("Education", n.OBSERVATORY, "Ostrander Observatory", "university")
 
-    # Decoy: a look-alike name with unrelated content.
-    add(
+
+def _lookalike_decoys(part: Part, seed: int) -> None:
+    """Decoys that look like mirrors from outside: a look-alike name, one address, one template."""
+    part.add(
         n.LOOKALIKE, f"{SAME_NET}30", "decoy",
         small_site(
             SmallSite(
                 "Pyrefield Stoves & Fireplaces", "Wood burners fitted and serviced", "crafts",
-                (("stoves", "Stoves", 5), ("fitting", "Fitting", 4)), plain,
+                (("stoves", "Stoves", 5), ("fitting", "Fitting", 4)), PLAIN,
             ),
             _rng(seed, n.LOOKALIKE),
         ),
         n.DOCS,
     )
     part.decoy_pairs += [(n.DOCS, n.LOOKALIKE, "lookalike-name"), (n.DOCS_MIRROR, n.LOOKALIKE, "lookalike-name")]
+    part.listing("Home & Garden", n.LOOKALIKE, "Pyrefield Stoves & Fireplaces", "travel")
 
-    # Decoy: three unrelated sites on one virtual-hosting address.
+    # Three unrelated sites on one virtual-hosting address.
     vhost_specs = (
-        SmallSite("Pinecrest Dental Practice", "Family dentistry", "health", (("treatments", "Treatments", 6),), plain),
-        SmallSite("Marlowe Pottery", "Handmade stoneware", "crafts", (("pots", "Pots", 5), ("classes", "Classes", 3)), card),
+        SmallSite("Pinecrest Dental Practice", "Family dentistry", "health", (("treatments", "Treatments", 6),), PLAIN),
+        SmallSite("Marlowe Pottery", "Handmade stoneware", "crafts", (("pots", "Pots", 5), ("classes", "Classes", 3)), CARD),
         SmallSite(
-            "Juniper Yoga", "Small classes, patient teachers", "health", (("classes", "Classes", 6),), plain,
+            "Juniper Yoga", "Small classes, patient teachers", "health", (("classes", "Classes", 6),), PLAIN,
             friends=((ext(n.LIBRARY_ALIAS), "greywell-library.org, where our Tuesday class meets"),),
         ),
     )
     for name, spec in zip(n.VHOSTS, vhost_specs, strict=True):
-        add(name, f"{SAME_NET}31", "other", small_site(spec, _rng(seed, name)))
+        part.add(name, f"{SAME_NET}31", "other", small_site(spec, _rng(seed, name)))
     for i, a in enumerate(n.VHOSTS):
         part.decoy_pairs += [(a, b, "shared-ip") for b in n.VHOSTS[i + 1 :]]
     part.decoy_pairs.append((n.BIRDERS, n.HOMEPAGE, "shared-ip"))
+    part.listing("Health", n.VHOSTS[0], "Pinecrest Dental Practice", "university")
+    part.listing("Arts & Crafts", n.VHOSTS[1], "Marlowe Pottery", "travel")
+    part.listing("Health", n.VHOSTS[2], "Juniper Yoga", "travel")
 
-    # Decoy: one site-builder template, two unrelated sites.
+    # One site-builder template, two unrelated sites.
     harbor = make_theme("Harbor", "sitesmith")
-    add(
+    part.add(
         n.TEMPLATE_A, f"{SAME_NET}32", "other",
         small_site(SmallSite("Brightleaf Gardens", "Garden design and care", "outdoors", (("gardens", "Gardens", 8), ("care", "Care guides", 6)), harbor), _rng(seed, n.TEMPLATE_A)),
     )
-    add(
+    part.add(
         n.TEMPLATE_B, f"{SAME_NET}33", "decoy",
         small_site(SmallSite("Copper Kettle Cafe", "Breakfast, lunch and cake", "cooking", (("menu", "Menu", 8), ("news", "News", 6)), harbor), _rng(seed, n.TEMPLATE_B)),
         n.TEMPLATE_A,
     )
     part.decoy_pairs.append((n.TEMPLATE_A, n.TEMPLATE_B, "shared-template"))
+    part.listing("Home & Garden", n.TEMPLATE_A, "Brightleaf Gardens", "travel")
+    part.listing("Food & Drink", n.TEMPLATE_B, "Copper Kettle Cafe", "cooking")
 
-    # Decoy: two unrelated sites with the hosting provider's identical licence, privacy and contact pages.
+
+def _shared_page_decoys(part: Part, seed: int, recipes: dict[str, Resource]) -> None:
+    """Decoys that share some pages with another site: a hosting provider's, or reposted recipes."""
+    # The hosting provider's identical licence, privacy and contact pages on two unrelated sites.
     provider = provider_pages(_rng(seed, "provider:bramble"))
-    footer = (("/about.html", "About"), ("/contact.html", "Contact"), ("/privacy.html", "Privacy"), ("/license.html", "Licence"))
     for name, octet, role, of, spec in (
-        (n.COMMON_A, 34, "other", None, SmallSite("Hollis Carpentry", "Joinery and repairs", "crafts", (("work", "Our work", 8),), plain, contact=False, footer_pages=footer)),
-        (n.COMMON_B, 35, "decoy", n.COMMON_A, SmallSite("Redfern Tutoring", "Maths and science tutors", "university", (("subjects", "Subjects", 8),), card, contact=False, footer_pages=footer)),
+        (n.COMMON_A, 34, "other", None, SmallSite("Hollis Carpentry", "Joinery and repairs", "crafts", (("work", "Our work", 8),), PLAIN, contact=False, footer_pages=PROVIDER_FOOTER)),
+        (n.COMMON_B, 35, "decoy", n.COMMON_A, SmallSite("Redfern Tutoring", "Maths and science tutors", "university", (("subjects", "Subjects", 8),), CARD, contact=False, footer_pages=PROVIDER_FOOTER)),
     ):
-        add(name, f"{SAME_NET}{octet}", role, small_site(spec, _rng(seed, name)) | provider, of)
+        part.add(name, f"{SAME_NET}{octet}", role, small_site(spec, _rng(seed, name)) | provider, of)
     part.decoy_pairs.append((n.COMMON_A, n.COMMON_B, "shared-common-pages"))
+    part.listing("Home & Garden", n.COMMON_A, "Hollis Carpentry", "travel")
+    part.listing("Education", n.COMMON_B, "Redfern Tutoring", "university")
 
-    # Decoy: a site that reposts about a tenth of the recipes site's pages.
+    # A site that reposts about a tenth of the recipes site's pages.
     reuse = SmallSiteWriter(
         SmallSite(
-            "Weeknight Suppers", "Quick dinners for busy evenings", "cooking", (("suppers", "Suppers", 16),), card,
+            "Weeknight Suppers", "Quick dinners for busy evenings", "cooking", (("suppers", "Suppers", 16),), CARD,
             extra_menu=(("/reposts/", "From other kitchens"),),
         ),
         _rng(seed, n.REUSE),
     )
     reused = reuse.build()
     _reposts(seed, reuse, recipes, 4)
-    add(n.REUSE, f"{SAME_NET}36", "decoy", reused, n.RECIPES)
+    part.add(n.REUSE, f"{SAME_NET}36", "decoy", reused, n.RECIPES)
     part.decoy_pairs += [(n.RECIPES, n.REUSE, "reused-pages"), (n.ARCHIVE, n.REUSE, "reused-pages")]
+    part.listing("Food & Drink", n.REUSE, "Weeknight Suppers", "cooking")
 
-    part.listings += [
-        ("Regional", n.REPACKAGED, "CoastWire regional news", "travel"),
-        ("Computers & Programming", n.WIKI, "Fernhill Makers Wiki", "programming"),
-        ("Sports & Outdoors", n.KAYAK, "Tidewater Kayak Club", "travel"),
-        ("Education", n.LIBRARY, "Greywell Public Library", "university"),
-        ("Education", n.OBSERVATORY, "Ostrander Observatory", "university"),
-        ("Home & Garden", n.LOOKALIKE, "Pyrefield Stoves & Fireplaces", "travel"),
-        ("Health", n.VHOSTS[0], "Pinecrest Dental Practice", "university"),
-        ("Arts & Crafts", n.VHOSTS[1], "Marlowe Pottery", "travel"),
-        ("Health", n.VHOSTS[2], "Juniper Yoga", "travel"),
-        ("Home & Garden", n.TEMPLATE_A, "Brightleaf Gardens", "travel"),
-        ("Food & Drink", n.TEMPLATE_B, "Copper Kettle Cafe", "cooking"),
-        ("Home & Garden", n.COMMON_A, "Hollis Carpentry", "travel"),
-        ("Education", n.COMMON_B, "Redfern Tutoring", "university"),
-        ("Food & Drink", n.REUSE, "Weeknight Suppers", "cooking"),
-    ]
+
+def hard_mirror_part(seed: int, news: dict[str, Resource], recipes: dict[str, Resource]) -> Part:
+    """Repackaged, re-serialised, stale, alias and deep-link mirrors, and five kinds of decoy."""
+    part = Part()
+    _changed_copies(part, seed, news)
+    _identical_copies(part, seed)
+    _lookalike_decoys(part, seed)
+    _shared_page_decoys(part, seed, recipes)
     return part
 
 
 # -- spam and traps ----------------------------------------------------------------------
 
 
-def spam_part(seed: int) -> Part:
-    """A five-host link farm, a doorway, a cloaking and a hidden-text host, a calendar trap, good link-rich hosts."""
-    part = Part()
-    plain = make_theme("Plain", "plain")
-    card = make_theme("Card", "card")
-
+def _spam_hosts(part: Part, seed: int) -> tuple[str, str]:
+    """The link farm, doorway, cloaking and hidden-text hosts; the farm's and the doorway's entry paths."""
     farm = LinkFarm(seed, n.FARM)
     for i, name in enumerate(n.FARM):
-        part.hosts.append(
-            Host(
-                name=name, ip=f"{SPAM_NET}{i + 1}", role="link-farm", resources=farm.host_resources(),
-                dynamic=functools.partial(farm.resolve, name), unbounded=(n.FARM_PREFIX,),
-            )
+        part.add(
+            name, f"{SPAM_NET}{i + 1}", "link-farm", farm.host_resources(),
+            dynamic=functools.partial(farm.resolve, name), unbounded=(n.FARM_PREFIX,),
         )
     farm_entry = farm.entry_path(_rng(seed, "farm-entry"))
 
     doorway = doorway_site(_rng(seed, n.DOORWAY))
     door_entry = min(p for p in doorway if p.startswith("/hotels/"))
-    part.hosts.append(Host(name=n.DOORWAY, ip=f"{SPAM_NET}10", role="doorway", resources=doorway))
+    part.add(n.DOORWAY, f"{SPAM_NET}10", "doorway", doorway)
 
     browser = small_site(
-        SmallSite("Harbourview Holiday Lets", "Cottages by the sea", "travel", (("cottages", "Cottages", 8),), card),
+        SmallSite("Harbourview Holiday Lets", "Cottages by the sea", "travel", (("cottages", "Cottages", 8),), CARD),
         _rng(seed, n.CLOAKING),
     )
-    part.hosts.append(
-        Host(
-            name=n.CLOAKING, ip=f"{SPAM_NET}11", role="cloaking",
-            resources=cloaked_site(browser, _rng(seed, f"{n.CLOAKING}:spam")), cloak=cloak_for(browser),
-        )
+    part.add(
+        n.CLOAKING, f"{SPAM_NET}11", "cloaking",
+        cloaked_site(browser, _rng(seed, f"{n.CLOAKING}:spam")), cloak=cloak_for(browser),
     )
 
     hidden = hidden_text_site(
-        SmallSite("Northfield Plumbing Pros", "Plumbers you can trust", "crafts", (("services", "Services", 9),), plain),
+        SmallSite("Northfield Plumbing Pros", "Plumbers you can trust", "crafts", (("services", "Services", 9),), PLAIN),
         _rng(seed, n.HIDDEN_TEXT),
     )
-    part.hosts.append(Host(name=n.HIDDEN_TEXT, ip=f"{SPAM_NET}12", role="hidden-text", resources=hidden))
+    part.add(n.HIDDEN_TEXT, f"{SPAM_NET}12", "hidden-text", hidden)
+    return farm_entry, door_entry
 
-    # Good hosts. The events site's sponsors are the cloaking and hidden-text hosts
-    # (they look fine in a browser); blog comments carry the farm and doorway links.
+
+def _link_rich_hosts(part: Part, seed: int, farm_entry: str, door_entry: str) -> None:
+    """Good hosts that link to spam: the events site (a calendar trap too) and a blog; and an API reference.
+
+    The events site's sponsors are the cloaking and hidden-text hosts (they look fine in
+    a browser); blog comments carry the farm and doorway links.
+    """
     events, writer = events_site(
         SmallSite(
             "Harbourtown Arts", "What's on in and around Harbourtown", "travel",
-            (("events", "What's on", 14), ("venues", "Venues", 5)), card,
+            (("events", "What's on", 14), ("venues", "Venues", 5)), CARD,
             links=(
                 ("/", ext(n.CLOAKING), "Our sponsor: Harbourview Holiday Lets"),
                 ("/", ext(n.HIDDEN_TEXT), "Our sponsor: Northfield Plumbing Pros"),
@@ -325,25 +334,26 @@ def spam_part(seed: int) -> Part:
         _rng(seed, n.EVENTS),
         seed,
     )
-    part.hosts.append(
-        Host(name=n.EVENTS, ip=f"{SAME_NET}40", role="other", resources=events, dynamic=writer.calendar, unbounded=(CALENDAR,))
-    )
+    part.add(n.EVENTS, f"{SAME_NET}40", "other", events, dynamic=writer.calendar, unbounded=(CALENDAR,))
     planted = {
         1: [(ext(n.FARM[0], farm_entry), "cheap flights", "Great post, thanks for sharing! Best deals here:")],
         2: [(ext(n.DOORWAY, door_entry), "cheap hotels harbourtown", "Lovely photos. Looking for somewhere to stay?")],
     }
     blog = blog_site(
-        SmallSite("Quiet Coast Notes", "Walks, weather and the odd recipe", "travel", (("posts", "Posts", 9),), plain),
+        SmallSite("Quiet Coast Notes", "Walks, weather and the odd recipe", "travel", (("posts", "Posts", 9),), PLAIN),
         _rng(seed, n.BLOG),
         planted,
     )
-    part.hosts.append(Host(name=n.BLOG, ip=f"{SAME_NET}41", role="other", resources=blog))
-    part.hosts.append(Host(name=n.APIREF, ip=f"{SAME_NET}42", role="other", resources=apiref_site(_rng(seed, n.APIREF))))
+    part.add(n.BLOG, f"{SAME_NET}41", "other", blog)
+    part.add(n.APIREF, f"{SAME_NET}42", "other", apiref_site(_rng(seed, n.APIREF)))
+    part.listing("Regional", n.EVENTS, "Harbourtown Arts: what's on", "travel")
+    part.listing("Personal pages", n.BLOG, "Quiet Coast Notes", "travel")
+    part.listing("Computers & Programming", n.APIREF, "Tessera DB API reference", "programming")
 
-    part.listings += [
-        ("Regional", n.EVENTS, "Harbourtown Arts: what's on", "travel"),
-        ("Personal pages", n.BLOG, "Quiet Coast Notes", "travel"),
-        ("Computers & Programming", n.APIREF, "Tessera DB API reference", "programming"),
-    ]
+
+def spam_part(seed: int) -> Part:
+    """A five-host link farm, a doorway, a cloaking and a hidden-text host, a calendar trap, good link-rich hosts."""
+    part = Part()
+    farm_entry, door_entry = _spam_hosts(part, seed)
+    _link_rich_hosts(part, seed, farm_entry, door_entry)
     return part
-

@@ -45,7 +45,7 @@ from .realpages import CONTENT_TYPES, CORPUS, SITES, is_page, require, site_file
 from .sites.blog import blog_site
 from .sites.copies import is_html, repackage, reserialise, stale_copy
 from .sites.events import CALENDAR, events_site
-from .sites.generic import SmallSite, SmallSiteWriter, make_theme, provider_pages
+from .sites.generic import CARD, PLAIN, PROVIDER_FOOTER, SmallSite, SmallSiteWriter, provider_pages
 from .sites.realspam import (
     CLOAKING_FOCUS,
     KeywordStuffer,
@@ -246,7 +246,14 @@ def _originals(b: _Builder, small: bool) -> dict[str, dict[str, Resource]]:
 
 
 def _mirrors(b: _Builder, sites: dict[str, dict[str, Resource]], small: bool) -> None:
-    """One copy of every kind; only the deep copy is not listed by the portal."""
+    """One copy of every kind (the small world: of the main kinds); only the deep copy is not listed by the portal."""
+    _main_mirrors(b, sites)
+    if not small:
+        _more_mirrors(b, sites)
+
+
+def _main_mirrors(b: _Builder, sites: dict[str, dict[str, Resource]]) -> None:
+    """Exact copies (of an XHTML and of a Chinese site), a partial copy, a prefix copy and, through it, a deep one."""
     b.add(n.WERKZEUG_MIRROR, f"{OTHER_NET}15", "mirror", dict(sites[n.WERKZEUG]), n.WERKZEUG)
     b.listing("Mirrors", n.WERKZEUG_MIRROR, "Werkzeug (mirror)", "a full copy of the Werkzeug documentation")
     b.add(n.MAINT_FR_MIRROR, f"{OTHER_NET}22", "mirror", dict(sites[n.MAINT_FR]), n.MAINT_FR)
@@ -275,9 +282,10 @@ def _mirrors(b: _Builder, sites: dict[str, dict[str, Resource]], small: bool) ->
     jinja = {p: r for p, r in sites[n.JINJA].items() if p != "/robots.txt"}
     b.add(n.ARCHIVE, f"{NET}40", "prefix-mirror", archive | under_prefix(jinja, n.ARCHIVE_PREFIX), n.JINJA, prefix=n.ARCHIVE_PREFIX)
     b.listing("Mirrors", n.ARCHIVE, "Open Docs Library archive", "old releases and mirrored documentation")
-    if small:
-        return
 
+
+def _more_mirrors(b: _Builder, sites: dict[str, dict[str, Resource]]) -> None:
+    """The full world's other copies: partial, under /pub/vim/, stale, repackaged, re-serialised, an alias."""
     b.add(n.GNUPLOT_PARTIAL, f"{OTHER_NET}12", "partial-mirror", _half(sites[n.GNUPLOT], b.rng(n.GNUPLOT_PARTIAL)), n.GNUPLOT)
     b.listing("Mirrors", n.GNUPLOT_PARTIAL, "gnuplot manual (partial mirror)", "the pages we had room for")
 
@@ -357,18 +365,17 @@ def _reserialised(faq: dict[str, Resource]) -> dict[str, Resource]:
     return copy
 
 
-def _good_hosts(b: _Builder, sites: dict[str, dict[str, Resource]], small: bool, farm_entry: str, door_entry: str) -> None:
-    """The blog (spam in its comments), the events site (a calendar trap; spam sponsors), and the full world's decoys."""
-    card, plain = make_theme("Card", "card"), make_theme("Plain", "plain")
+def _good_hosts(b: _Builder, small: bool, farm_entry: str, door_entry: str) -> None:
+    """The blog (spam in its comments), the events site (a calendar trap; spam sponsors), and the decoys."""
     # Two blogs on one hosting provider: its licence, privacy and contact pages on both, byte for byte.
     provider = provider_pages(b.rng("provider:bramble"))
-    footer = (("/about.html", "About"), ("/contact.html", "Contact"), ("/privacy.html", "Privacy"), ("/license.html", "Licence"))
     planted = {
         1: [(ext(n.FARM[0], farm_entry), "cheap hosting", "Great post! Cheap hosting for your Django apps here:")],
         2: [(ext(n.DOORWAY, door_entry), "free django download", "Nice tips. Get the full version free:")],
     }
     blog = blog_site(
-        SmallSite("Terminal Diaries", "Notes from a sysadmin's desk", "programming", (("posts", "Posts", 9),), plain, contact=False, footer_pages=footer),
+        SmallSite("Terminal Diaries", "Notes from a sysadmin's desk", "programming", (("posts", "Posts", 9),), PLAIN,
+                  contact=False, footer_pages=PROVIDER_FOOTER),
         b.rng(n.BLOG),
         planted,
     )
@@ -378,7 +385,7 @@ def _good_hosts(b: _Builder, sites: dict[str, dict[str, Resource]], small: bool,
     events, writer = events_site(
         SmallSite(
             "Open Source Meetups", "Talks, sprints and install parties near you", "programming",
-            (("events", "What's on", 14), ("venues", "Venues", 5)), card,
+            (("events", "What's on", 14), ("venues", "Venues", 5)), CARD,
             links=(
                 ("/", ext(n.CLOAKING), "Our sponsor: Linux Tutorials Hub"),
                 ("/", ext(n.HIDDEN_TEXT), "Our sponsor: Plotting Software Reviews"),
@@ -392,13 +399,16 @@ def _good_hosts(b: _Builder, sites: dict[str, dict[str, Resource]], small: bool,
 
     b.decoy("translation", n.DEVREF_FR, n.DEVREF_DE)
     b.decoy("same-generator", n.WERKZEUG, n.JINJA, n.DEVREF_FR)
-    if small:
-        return
+    if not small:
+        _full_world_decoys(b, provider)
 
+
+def _full_world_decoys(b: _Builder, provider: dict[str, Resource]) -> None:
+    """Reposted Django pages on the second blog of `provider`, a look-alike name, and the decoy pairs among the full world's sites."""
     reuse = SmallSiteWriter(
         SmallSite(
-            "Django Tips", "Short answers to common Django questions", "programming", (("tips", "Tips", 10),), card,
-            contact=False, footer_pages=footer, extra_menu=(("/reposts/", "From the docs"),),
+            "Django Tips", "Short answers to common Django questions", "programming", (("tips", "Tips", 10),), CARD,
+            contact=False, footer_pages=PROVIDER_FOOTER, extra_menu=(("/reposts/", "From the docs"),),
         ),
         b.rng(n.REUSE),
     )
@@ -489,7 +499,7 @@ def build_real_world(seed: int = 0, *, small: bool = False) -> World:
     sites = _originals(b, small)
     _mirrors(b, sites, small)
     spam_hosts, farm_entry, door_entry = _spam(b)
-    _good_hosts(b, sites, small, farm_entry, door_entry)
+    _good_hosts(b, small, farm_entry, door_entry)
     portal = Host(name=n.PORTAL, ip=f"{NET}1", role="portal", resources=_portal(b.rng(n.PORTAL), b.listings))
     hosts = [portal, *b.hosts, *spam_hosts]
     return World(seed=seed, hosts=hosts, seed_paths=[(n.PORTAL, "/")], features=FEATURES, decoy_pairs=b.decoys)

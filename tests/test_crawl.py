@@ -166,7 +166,8 @@ def test_offline_clusters_pair_mirrored_pages_and_not_the_decoy(sandbox: Sandbox
 
 
 def test_mirrors_on_the_harder_sandbox_are_found_and_no_decoy_is_reported(tmp_path: Path, sqlite_url: str) -> None:
-    from mirrorscope.report.cli import build_report, score_mirrors
+    from mirrorscope.report.document import build_report
+    from mirrorscope.sandbox.scoring import score_mirrors
 
     box = Sandbox(tmp_path, hard_mirrors=True)
     try:

@@ -17,9 +17,10 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from mirrorscope.report.cli import build_report, score_mirrors, score_spam
+from mirrorscope.report.document import build_report
 from mirrorscope.sandbox import Host, Resource, SandboxServer, World, build_real_world
 from mirrorscope.sandbox.model import PORT_MARK
+from mirrorscope.sandbox.scoring import score_mirrors, score_spam
 from mirrorscope.sandbox import realnames as n
 from mirrorscope.storage.store import Store
 from tests.conftest import requires_real_pages, scrapy_crawl

@@ -58,6 +58,11 @@ def make_theme(name: str, style: str) -> Theme:
     return Theme(name, style, SITESMITH_BOILERPLATE if style == "sitesmith" else ())
 
 
+# The two themes most small sites of the harder and real worlds share.
+PLAIN = make_theme("Plain", "plain")
+CARD = make_theme("Card", "card")
+
+
 @dataclass(frozen=True)
 class SmallSite:
     """What one small site says; `SmallSiteWriter` turns it into pages."""
@@ -240,6 +245,10 @@ class SmallSiteWriter:
 def small_site(site: SmallSite, rng: random.Random) -> dict[str, Resource]:
     """Every resource of `site`, written from `rng`."""
     return SmallSiteWriter(site, rng).build()
+
+
+# The footer of a site that uses `provider_pages` for its licence, privacy and contact pages.
+PROVIDER_FOOTER = (("/about.html", "About"), ("/contact.html", "Contact"), ("/privacy.html", "Privacy"), ("/license.html", "Licence"))
 
 
 def provider_pages(rng: random.Random, provider: str = "Bramble Hosting") -> dict[str, Resource]:

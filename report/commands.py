@@ -1,0 +1,196 @@
+"""The commands of ``mirror-report``: each takes the parsed arguments and returns the exit status."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from mirrorscope.report.crawl import parse_settings, run_crawl
+from mirrorscope.report.demo import DEMO_DATABASE, crawl_sandbox, print_scores, remove_demo_database
+from mirrorscope.report.document import build_report, duplicates_report, similar_report
+from mirrorscope.report.errors import UsageError
+from mirrorscope.report.render import (
+    render_csv,
+    render_duplicates_csv,
+    render_duplicates_table,
+    render_json,
+    render_similar_table,
+    render_table,
+    safe_text,
+)
+from mirrorscope.sandbox.scoring import score_report
+from mirrorscope.storage.db import StoreError, current_revision, head_revision, make_engine, resolve_database_url, upgrade
+from mirrorscope.storage.store import Store
+
+
+def _open_store(url: str | None) -> Store:
+    try:
+        return Store(resolve_database_url(url))
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _emit(
+    report: dict[str, Any],
+    fmt: str,
+    output: str | None,
+    table: Callable[[dict[str, Any], Console], None] = render_table,
+    to_csv: Callable[[dict[str, Any]], str] = render_csv,
+) -> None:
+    """Write ``report`` as JSON, CSV (``to_csv``) or a terminal table (``table``)."""
+    if fmt == "json":
+        text = render_json(report)
+    elif fmt == "csv":
+        text = to_csv(report)
+    elif output:
+        with open(output, "w", encoding="utf-8") as handle:
+            table(report, Console(file=handle, width=120))
+        return
+    else:
+        table(report, Console())
+        return
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+
+
+def cmd_crawl(args: argparse.Namespace) -> int:
+    """``crawl``: the ``web`` spider from the seeds into the store; 1 unless it finished or spent its page budget."""
+    overrides: dict[str, Any] = {
+        "DATABASE_URL": args.db,
+        "DEPTH_LIMIT": args.depth_limit,
+        "HOSTS_FILE": args.hosts_file,
+        "ALLOW_PRIVATE_ADDRESSES": True if args.allow_private else None,
+        "JOBDIR": args.jobdir,
+        "LOG_LEVEL": args.log_level,
+    }
+    overrides.update(parse_settings(args.settings))
+    reason = run_crawl({"seeds": args.seeds, "max_pages": args.max_pages, "allowed_hosts": args.allowed_hosts}, overrides)
+    return 0 if reason in ("finished", "closespider_pagecount") else 1
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """``report`` (the default): what the store holds."""
+    store = _open_store(args.db)
+    try:
+        _emit(build_report(store), args.format, args.output)
+    finally:
+        store.close()
+    return 0
+
+
+def cmd_detect(args: argparse.Namespace) -> int:
+    from mirrorscope.jobs.detect import detect_duplicates
+
+    if not 0.0 < args.threshold <= 1.0:
+        raise UsageError(f"--threshold must be in (0, 1], not {args.threshold}")
+    from mirrorscope.jobs.host_spam import rejudge_spam
+    from mirrorscope.jobs.mirrors import detect_mirrors
+    from mirrorscope.jobs.similar import recompute_anchor_bags
+
+    store = _open_store(args.db)
+    console = Console(stderr=True)
+    try:
+        with console.status("clustering near-duplicate pages") as status:
+            summary = detect_duplicates(store, args.threshold, progress=lambda text: status.update(safe_text(text)))
+            status.update("anchor bags: signatures, similar URL pairs, CENTER clusters")
+            anchors = recompute_anchor_bags(store, progress=lambda text: status.update(safe_text(text)))
+            status.update("ranking and validating mirror candidates on stored sketches")
+            mirrors = detect_mirrors(store)
+            status.update("judging hosts for spam on the stored evidence")
+            spam = rejudge_spam(store)
+    finally:
+        store.close()
+    console.print(f"mirrors: {mirrors['mirrors']} of {mirrors['pairs_judged']} candidate pairs, {mirrors['clusters']} clusters")
+    console.print(f"spam: {spam['flagged']} of {spam['hosts']} hosts flagged")
+    for method in ("broder", "center", "super-shingles"):
+        if method in summary:
+            found = summary[method]
+            console.print(f"{method}: {found['clusters']} clusters holding {found['pages_in_clusters']} of {summary['pages']} pages ({found['pairs']} pairs)")
+    console.print(f"containment pairs: {summary['containment_pairs']}")
+    console.print(
+        f"anchor bags: {anchors['bags']} URLs, {anchors['pairs']} similar pairs, "
+        f"{anchors['clusters']} CENTER clusters holding {anchors['urls_in_clusters']} URLs"
+    )
+    return 0
+
+
+def cmd_duplicates(args: argparse.Namespace) -> int:
+    """``duplicates``: one method's near-duplicate clusters and the containment pairs."""
+    store = _open_store(args.db)
+    try:
+        report = duplicates_report(store, args.method)
+    finally:
+        store.close()
+    _emit(report, args.format, args.output, partial(render_duplicates_table, limit=args.limit), render_duplicates_csv)
+    return 0
+
+
+def cmd_similar(args: argparse.Namespace) -> int:
+    """``similar``: the URLs whose anchor bags are most like the given URL's."""
+    from mirrorscope.crawler.hosts import normalize_url
+    from mirrorscope.jobs.similar import recompute_anchor_bags, similar_urls
+
+    url = normalize_url("", args.url) or args.url
+    store = _open_store(args.db)
+    try:
+        if args.recompute:
+            recompute_anchor_bags(store)
+        found = similar_urls(store, url, args.limit)
+    finally:
+        store.close()
+    if found is None:
+        raise UsageError(f"no link to {url} and no title for it in the store")
+    report = similar_report(url, found)
+    if args.format == "json":
+        sys.stdout.write(render_json(report))
+    else:
+        render_similar_table(report, Console())
+    return 0
+
+
+def cmd_db(args: argparse.Namespace) -> int:
+    """``db upgrade|current``: migrate the schema to the head revision, or say where it is."""
+    try:
+        engine = make_engine(resolve_database_url(args.db))
+        if args.action == "upgrade":
+            upgrade(engine)
+        print(f"{engine.url.render_as_string(hide_password=True)}: at revision {current_revision(engine)} (head {head_revision()})")
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
+    except Exception as exc:  # the driver's own connection errors
+        raise UsageError(f"cannot open database: {str(exc).splitlines()[0]}") from None
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """``demo``: crawl a sandbox world, report, and score the report against its ground truth."""
+    console = Console(stderr=True)
+    url = args.db or f"sqlite:///{DEMO_DATABASE}"
+    if not args.db:
+        remove_demo_database()
+    crawl = crawl_sandbox(args.seed, args.port, args.world, url, console)
+    store = _open_store(url)
+    try:
+        from mirrorscope.jobs.detect import detect_duplicates
+
+        detect_duplicates(store)
+        report = build_report(store)
+        stored = {p["url"] for p in store.pages()}
+    finally:
+        store.close()
+    report["sandbox"] = {
+        "seed": args.seed, "crawl_seconds": round(crawl.seconds, 2), "finish_reason": crawl.reason,
+        **score_report(report, stored, crawl.truth),
+    }
+    _emit(report, args.format, args.output)
+    if args.format == "table":
+        print_scores(console, report["sandbox"])
+    return 0 if crawl.reason == "finished" else 1
