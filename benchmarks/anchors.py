@@ -46,7 +46,7 @@ from mirrorscope.detectors.anchors import (  # noqa: E402
 )
 from mirrorscope.detectors.center import center_clusters  # noqa: E402
 from mirrorscope.detectors.lsh import mix64  # noqa: E402
-from mirrorscope.detectors.rabin import ramp  # noqa: E402
+from mirrorscope.detectors.runs import ramp  # noqa: E402
 
 VOCABULARY = 100_000
 

@@ -86,7 +86,8 @@ from mirrorscope.detectors.canonical import WINDOW, content_bag, tokenize
 from mirrorscope.detectors.center import center_clusters
 from mirrorscope.detectors.lsh import mix64
 from mirrorscope.detectors.minhash import splitmix64
-from mirrorscope.detectors.rabin import RABIN64, ramp
+from mirrorscope.detectors.rabin import RABIN64
+from mirrorscope.detectors.runs import ramp
 
 __all__ = [
     "DEFAULT_CAP",

@@ -83,7 +83,7 @@ from numpy.typing import ArrayLike
 from mirrorscope.detectors.center import center_clusters
 from mirrorscope.detectors.lsh import argsort_u64, equal_key_pairs, mix64
 from mirrorscope.detectors.minhash import DEFAULT_S, EMPTY
-from mirrorscope.detectors.rabin import ramp
+from mirrorscope.detectors.runs import ramp, run_starts, runs, unique_sorted
 from mirrorscope.detectors.sketch import DEFAULT_PARAMS, DocumentSketch, IncompatibleSketchError
 from mirrorscope.detectors.supershingles import DEFAULT_GROUP_SIZE, NEAR_DUPLICATE_MATCHES, super_shingles
 from mirrorscope.detectors.unionfind import connected_components
@@ -144,8 +144,7 @@ class Clusters:
         """Doc ids of each cluster of at least ``min_size`` documents, largest first."""
         order = np.argsort(self.labels, kind="stable")
         ordered = self.labels[order]
-        starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
-        sizes = np.diff(np.concatenate((starts, [ordered.size])))
+        starts, sizes = runs(ordered)
         big = np.flatnonzero(sizes >= min_size)
         big = big[np.argsort(-sizes[big], kind="stable")]
         return [self.doc_ids[order[starts[k] : starts[k] + sizes[k]]] for k in big.tolist()]
@@ -431,7 +430,7 @@ def _first_equal(keys: np.ndarray) -> np.ndarray:
     if not keys.size:
         return np.empty(0, dtype=np.int64)
     order, ordered = argsort_u64(mix64(np.asarray(keys, dtype=np.uint64)))
-    starts = np.concatenate(([True], ordered[1:] != ordered[:-1]))
+    starts = run_starts(ordered)
     first = np.empty(keys.size, dtype=np.int64)
     first[order] = order[np.flatnonzero(starts)][np.cumsum(starts) - 1]
     return first
@@ -532,7 +531,7 @@ def _common_fingerprints(
         held = pooled[:filled]
         held.sort()
         # A value held more than ``limit`` times equals the value ``limit`` places on.
-        found.append(_unique_sorted(held[limit:][held[limit:] == held[:-limit]]))
+        found.append(unique_sorted(held[limit:][held[limit:] == held[:-limit]]))
     return np.concatenate(found), pieces
 
 
@@ -590,8 +589,8 @@ def _prefix_candidates(
     for piece in range(int(pieces)):
         chosen = np.flatnonzero(spread % pieces == np.uint64(piece)) if pieces > 1 else slice(None)
         for left, right in equal_key_pairs(spread[chosen], owner[chosen], batch):
-            found.append(_unique_sorted(left * m + right))
-    pair_keys = _unique_sorted(np.concatenate(found)) if found else np.empty(0, dtype=np.int64)
+            found.append(unique_sorted(left * m + right))
+    pair_keys = unique_sorted(np.concatenate(found)) if found else np.empty(0, dtype=np.int64)
     return reps[pair_keys // m], reps[pair_keys % m], int(pieces)
 
 
@@ -712,16 +711,10 @@ def _exact_estimate(a: np.ndarray, b: np.ndarray, full_a: int, full_b: int, s: i
     return np.count_nonzero(np.isin(sample, common)) / sample.size if sample.size else 0.0
 
 
-def _unique_sorted(keys: np.ndarray) -> np.ndarray:
-    # np.unique is orders of magnitude slower than sort + mask on numpy 2.4.
-    keys.sort()
-    return keys[np.concatenate(([True], keys[1:] != keys[:-1]))] if keys.size else keys
-
-
 def _count_sorted(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     keys.sort()
-    starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1]))) if keys.size else keys
-    return keys[starts], np.diff(np.concatenate((starts, [keys.size])))
+    starts, counts = runs(keys)
+    return keys[starts], counts
 
 
 def _merge_counts(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
@@ -731,7 +724,7 @@ def _merge_counts(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarra
     counts = np.concatenate([c for _, c in parts])
     order, _ = argsort_u64(keys.view(np.uint64))
     keys, counts = keys[order], counts[order]
-    starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1]))) if keys.size else keys
+    starts, _ = runs(keys)
     return keys[starts], np.add.reduceat(counts, starts) if keys.size else counts
 
 

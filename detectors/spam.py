@@ -49,6 +49,7 @@ from typing import Any
 
 import numpy as np
 
+from mirrorscope.detectors.host_keys import strip_port
 from mirrorscope.detectors.spam_content import PageFeatures, page_features
 from mirrorscope.detectors.spam_links import FarmGroup, link_farms
 
@@ -281,15 +282,9 @@ class HostFeatures:
     anchor_spam_score: float | None
 
 
-def _hostname(host: str) -> str:
-    if host.startswith("["):
-        return host[1 : host.find("]")]
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
-
-
 def hostname_features(host: str) -> tuple[int, int, int, int] | None:
     """(length, dots, dashes, digits) of a host name (port ignored); None for an IP literal."""
-    name = _hostname(host).lower().rstrip(".")
+    name = strip_port(host).lower().rstrip(".")
     try:
         ipaddress.ip_address(name)
     except ValueError:

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from mirrorscope.detectors.clustering import cluster_sketches, cluster_super_shingles, containment_pairs
+from mirrorscope.detectors.clustering import cluster_sketches, cluster_super_shingles, containment_pairs, sketch_arrays
 from mirrorscope.detectors.sketch import DEFAULT_PARAMS, DocumentSketch
 from mirrorscope.storage.store import Store
 
@@ -24,29 +24,20 @@ def _load(store: Store) -> tuple[np.ndarray, list[DocumentSketch]]:
     return np.asarray([i for i, ok in zip(ids, same) if ok], dtype=np.int64), [k for k, ok in zip(sketches, same) if ok]
 
 
-def _csr(arrays: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    offsets = np.zeros(len(arrays) + 1, dtype=np.int64)
-    np.cumsum([a.size for a in arrays], out=offsets[1:])
-    values = np.concatenate(arrays) if arrays else np.empty(0, dtype=np.uint64)
-    return offsets, values.astype(np.uint64, copy=False)
-
-
 def detect_duplicates(store: Store, threshold: float = DEFAULT_THRESHOLD, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Cluster the store's pages three ways and persist clusters, pairs and containments."""
     say = progress or (lambda _: None)
     page_ids, sketches = _load(store)
     say(f"{len(sketches)} sketches loaded")
-    offsets, values = _csr([k.min_s for k in sketches])
-    whole = np.asarray([k.fingerprint for k in sketches], dtype=np.uint64)
+    arrays = sketch_arrays(sketches)
+    offsets, values, whole = arrays.offsets, arrays.min_s, arrays.fingerprints
     results = {
         "broder": cluster_sketches(page_ids, offsets, values, document_fingerprints=whole, threshold=threshold),
         "center": cluster_sketches(page_ids, offsets, values, document_fingerprints=whole, threshold=threshold, method="center"),
     }
     if sketches:
-        supers = np.stack([k.super_shingles for k in sketches])
-        results["super-shingles"] = cluster_super_shingles(page_ids, supers, document_fingerprints=whole)
-    mod_offsets, mod_values = _csr([k.mod_m for k in sketches])
-    a, b, c = containment_pairs(mod_offsets, mod_values) if sketches else (np.empty(0, int),) * 3
+        results["super-shingles"] = cluster_super_shingles(page_ids, arrays.super_shingles, document_fingerprints=whole)
+    a, b, c = containment_pairs(arrays.mod_offsets, arrays.mod_m) if sketches else (np.empty(0, int),) * 3
     contained = [(int(page_ids[x]), int(page_ids[y]), round(float(z), 4)) for x, y, z in zip(a, b, c) if whole[x] != whole[y]]
     summary: dict[str, Any] = {"pages": len(sketches), "threshold": threshold}
     for method, clusters in results.items():

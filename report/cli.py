@@ -25,6 +25,7 @@ from typing import Any, NoReturn
 
 from rich.console import Console
 
+from mirrorscope.detectors.host_keys import strip_port
 from mirrorscope.report.render import (
     crawl_report,
     render_csv,
@@ -365,7 +366,7 @@ def _start_sandbox(seed: int, port: int, workdir: Path, world: str) -> tuple[sub
 def score_spam(flagged: list[dict[str, Any]], traps: list[dict[str, Any]], truth: dict[str, Any]) -> dict[str, Any]:
     """Spam-host precision and recall against a sandbox's ground truth, and the traps reported."""
     def names(hosts: Any) -> set[str]:
-        return {h.split(":")[0] for h in hosts}
+        return {strip_port(h) for h in hosts}
 
     true, good = names(truth["spam_hosts"]), names(truth["good_hosts"])
     reported = names(v["host"] for v in flagged)
@@ -380,7 +381,7 @@ def score_spam(flagged: list[dict[str, Any]], traps: list[dict[str, Any]], truth
 def score_mirrors(found: list[dict[str, Any]], truth: dict[str, Any]) -> dict[str, Any]:
     """Host-pair precision and recall of reported mirrors against a sandbox's ground truth."""
     def hosts(entry: dict[str, Any]) -> frozenset[str]:
-        return frozenset(url.split("/", 3)[2].split(":")[0] for url in (entry["a"], entry["b"]))
+        return frozenset(strip_port(url.split("/", 3)[2]) for url in (entry["a"], entry["b"]))
 
     true = {hosts(m): {m["a"], m["b"]} for m in truth["mirrors"]}
     true_level = {hosts(m): m["level"] for m in truth["mirrors"]}
@@ -439,12 +440,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
         stored = {p["url"] for p in store.pages()}
     finally:
         store.close()
-    spam = {h.split(":")[0] for h in truth.get("spam_hosts", ())}
+    spam = {strip_port(h) for h in truth.get("spam_hosts", ())}
     # Content: the pages with a document (not errors, which a duplicate's unfollowed links
     # may hide), off the spam hosts (spam costs fetches, it is not content to keep).
     expected = {
         url for url in truth["pages"]
-        if truth["outcomes"].get(url) == "ok" and url.split("/", 3)[2].split(":")[0] not in spam
+        if truth["outcomes"].get(url) == "ok" and strip_port(url.split("/", 3)[2]) not in spam
     }
     copied = {url for url in expected if is_copied(url, truth["hosts"])}
     report["sandbox"] = {

@@ -19,12 +19,12 @@ from mirrorscope.detectors.anchor_lsh import (
     DEFAULT_K,
     DEFAULT_L,
     EMPTY,
-    candidate_probability,
     lsh_tables,
     similar_pairs,
     similar_to,
 )
 from mirrorscope.detectors import anchors
+from mirrorscope.detectors.lsh import candidate_probability
 from mirrorscope.detectors.anchors import (
     DEFAULT_CAP,
     DEFAULT_M,
@@ -333,8 +333,8 @@ def test_lsh_tables_and_probability() -> None:
     assert not (tables == lsh_tables(DEFAULT_M, seed=1)).all()
     # Positions are spread over the whole signature.
     assert len(np.unique(tables)) > 70
-    assert candidate_probability(0.5) > 1 - 1e-7
-    assert candidate_probability(0.2) == pytest.approx(0.634, abs=0.001)
+    assert candidate_probability(0.5, bands=DEFAULT_L, rows=DEFAULT_K) > 1 - 1e-7
+    assert candidate_probability(0.2, bands=DEFAULT_L, rows=DEFAULT_K) == pytest.approx(0.634, abs=0.001)
     with pytest.raises(ValueError):
         lsh_tables(2, k=3)
 
