@@ -1,7 +1,7 @@
 """LSH signatures and ExtractSimilarPairs by sorting, over min-hash signature matrices.
 
 Haveliwala, Gionis and Indyk, "Scalable techniques for clustering the Web" (WebDB 2000).
-Each bag has an MH signature of m min-hash values (``detectors.anchors``). An LSH
+Each bag has an MH signature of m min-hash values (``detectors.weighted_minhash``). An LSH
 signature concatenates k of them; l LSH signatures per bag, table j using k positions
 drawn at random from the m. Two bags with similarity s share the LSH signature of a
 table with probability s^k, so they become a candidate pair with probability

@@ -31,7 +31,8 @@ from typing import Any
 import numpy as np
 
 from mirrorscope.detectors.anchor_lsh import similar_pairs, similar_to
-from mirrorscope.detectors.anchors import DEFAULT_PARAMS, AnchorParams, ChangedSignatures, UrlBags
+from mirrorscope.detectors.anchors import DEFAULT_PARAMS, AnchorParams
+from mirrorscope.detectors.url_bags import ChangedSignatures, UrlBags
 from mirrorscope.detectors.center import center_clusters
 from mirrorscope.storage.store import Store
 

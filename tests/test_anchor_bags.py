@@ -23,26 +23,21 @@ from mirrorscope.detectors.anchor_lsh import (
     similar_pairs,
     similar_to,
 )
-from mirrorscope.detectors import anchors
-from mirrorscope.detectors.lsh import candidate_probability
-from mirrorscope.detectors.anchors import (
-    DEFAULT_CAP,
-    DEFAULT_M,
-    DEFAULT_SCALE,
-    DEFAULT_SEED,
+from mirrorscope.detectors import url_bags
+from mirrorscope.detectors.anchor_bags import (
     BagBuilder,
     Bags,
-    Idf,
-    UrlBags,
     Vocabulary,
     bags_from_arrays,
-    cluster_bags,
-    merge_bags,
     fragment_terms,
-    minhash_signatures,
-    multiplicities,
+    merge_bags,
     title_terms,
 )
+from mirrorscope.detectors.anchors import cluster_bags
+from mirrorscope.detectors.lsh import candidate_probability
+from mirrorscope.detectors.tfidf import DEFAULT_CAP, DEFAULT_SCALE, Idf, multiplicities
+from mirrorscope.detectors.url_bags import UrlBags
+from mirrorscope.detectors.weighted_minhash import DEFAULT_M, DEFAULT_SEED, minhash_signatures
 from mirrorscope.detectors.canonical import canonical_document
 from mirrorscope.detectors.center import center_clusters
 from mirrorscope.detectors.minhash import splitmix64
@@ -614,7 +609,7 @@ def test_add_fragments_equals_add_fragment_link_by_link(window: int) -> None:
 
 @pytest.mark.parametrize("slice_bags", [2048, 7])
 def test_url_bags_give_full_recompute_signatures_and_retake_the_snapshot_on_doubling(slice_bags: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(anchors, "SIGN_SLICE_BAGS", slice_bags)  # 7: signed and counted in many slices
+    monkeypatch.setattr(url_bags, "SIGN_SLICE_BAGS", slice_bags)  # 7: signed and counted in many slices
     rng = np.random.default_rng(12)
     urls = [f"http://h{i % 3}.test/p{i}" for i in range(60)]
     links = [(urls[int(i)], a, b, f) for i, a, b, f in random_links(rng, list(range(30)), 400)]
