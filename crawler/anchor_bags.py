@@ -10,7 +10,7 @@ themselves are (about 12 bytes per distinct (URL, term), and a cache entry per d
 word). The idf snapshot is retaken, and every bag signed again, each time the number of
 bags doubles (``UrlBags``).
 
-The work runs in a process of its own (``crawler.similar.maintain_bags``, started with
+The work runs in a process of its own (``crawler.anchor_worker.maintain_bags``, started with
 ``spawn``), fed batches of ``ANCHOR_BAGS_BATCH_SIZE`` pages (or what is pending after
 ``ANCHOR_BAGS_INTERVAL`` seconds) through a queue; the reactor only copies each page's
 link strings into the batch. A thread was measured first: its Python work per link
@@ -19,7 +19,7 @@ without bags (``benchmarks/crawl.py --anchors-only``); in a process it runs on a
 core (0.93 measured; docs/ARCHITECTURE.md). The worker writes through its own connection to the store; at close the pipeline
 waits for it (off the reactor) and adds its counters to the crawl's stats
 (``mirrorscope/anchor_bags/*``). Pairs and CENTER clusters are not computed here:
-``mirror-report detect`` recomputes everything offline (``crawler.similar``). Off with
+``mirror-report detect`` recomputes everything offline (``jobs.similar``). Off with
 ``ANCHOR_BAGS_ENABLED = False``. A resumed crawl's worker first rebuilds the bags of what the
 store held when the crawl opened (``Store.anchor_high_water``; later pages come as messages),
 reading the links a batch at a time.
@@ -41,7 +41,7 @@ from twisted.python.threadpool import ThreadPool
 
 from mirrorscope.crawler.backlog import Backlog
 from mirrorscope.crawler.items import PageItem
-from mirrorscope.jobs.similar import maintain_bags
+from mirrorscope.crawler.anchor_worker import maintain_bags
 from mirrorscope.detectors.anchors import DEFAULT_PARAMS, AnchorParams
 from mirrorscope.storage.records import PageRecord
 

@@ -58,7 +58,7 @@ from twisted.internet import task
 from twisted.python.failure import Failure
 
 from mirrorscope.crawler.frontier import FrontierPolicy
-from mirrorscope.jobs.host_spam import HOST_SAMPLE, HostJudge, HostState
+from mirrorscope.jobs.spam import HOST_SAMPLE, HostJudge, HostState
 from mirrorscope.crawler.hosts import host_key
 from mirrorscope.crawler.items import PageItem
 from mirrorscope.detectors.canonical import canonical_document

@@ -226,25 +226,13 @@ def cluster_sketches(
     """
     started = time.perf_counter()
     ids, offsets, values = _check_csr(doc_ids, offsets, fingerprints)
-    if not 0.0 < threshold <= 1.0:
-        raise ValueError("threshold must be in (0, 1]")
-    if max_docs_per_fingerprint < 2 or s < 1:
-        raise ValueError("max_docs_per_fingerprint must be >= 2 and s >= 1")
-    if estimator not in ("min_s", "jaccard") or method not in ("union-find", "center"):
-        raise ValueError(f"unknown estimator {estimator!r} or method {method!r}")
-    if prefix is not None and prefix < 1:
-        raise ValueError("prefix must be positive")
+    _check_options(threshold, max_docs_per_fingerprint, s, estimator, method, prefix)
     n = ids.size
     lengths = np.diff(offsets)
     stream = _stream_items(memory_budget, _BYTES_PER_ROW)
     stats: dict[str, float] = {"documents": n, "fingerprints": int(values.size)}
 
-    keys, top = _sketch_keys(offsets, values, stream)
-    filled = np.flatnonzero(lengths > 0)
-    same_sketch = np.arange(n, dtype=np.int64)
-    same_sketch[filled] = filled[_first_equal(keys[filled])]
-    _confirm_equal_sketches(same_sketch, offsets, values, stream)
-    identical, combined, reps, anchor = _collapse(same_sketch, document_fingerprints, filled)
+    top, (identical, combined, reps, anchor) = _identical_documents(offsets, values, document_fingerprints, stream)
     stats |= {"representatives": reps.size, "identical_documents": int(np.count_nonzero(identical != np.arange(n)))}
     stats["seconds_identical"] = time.perf_counter() - started
 
@@ -268,14 +256,49 @@ def cluster_sketches(
     stats |= {"pairs": left.size, "estimate_batches": batches, "seconds_estimates": time.perf_counter() - mark}
 
     mark = time.perf_counter()
-    if method == "union-find":
-        labels = connected_components(n, left, right, labels=combined)
-    else:
-        labels = center_clusters(n, left, right, similarity)[anchor]
+    labels = _join(method, left, right, similarity, combined, anchor)
     stats |= _cluster_stats(labels)
     stats["seconds_join"] = time.perf_counter() - mark
     stats["seconds"] = time.perf_counter() - started
     return Clusters(ids, labels, identical, left, right, similarity, stats)
+
+
+def _check_options(
+    threshold: float, max_docs_per_fingerprint: int, s: int, estimator: str, method: str, prefix: int | None
+) -> None:
+    if not 0.0 < threshold <= 1.0:
+        raise ValueError("threshold must be in (0, 1]")
+    if max_docs_per_fingerprint < 2 or s < 1:
+        raise ValueError("max_docs_per_fingerprint must be >= 2 and s >= 1")
+    if estimator not in ("min_s", "jaccard") or method not in ("union-find", "center"):
+        raise ValueError(f"unknown estimator {estimator!r} or method {method!r}")
+    if prefix is not None and prefix < 1:
+        raise ValueError("prefix must be positive")
+
+
+def _identical_documents(
+    offsets: np.ndarray, values: np.ndarray, document_fingerprints: ArrayLike | None, rows: int
+) -> tuple[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    """Phase 1: the largest fingerprint, and ``_collapse``'s identical groups, merged
+    groups, representatives and anchors, from equal sketches (hashed, then checked value
+    by value) and equal whole-document fingerprints."""
+    keys, top = _sketch_keys(offsets, values, rows)
+    filled = np.flatnonzero(np.diff(offsets) > 0)
+    same_sketch = np.arange(offsets.size - 1, dtype=np.int64)
+    same_sketch[filled] = filled[_first_equal(keys[filled])]
+    _confirm_equal_sketches(same_sketch, offsets, values, rows)
+    return top, _collapse(same_sketch, document_fingerprints, filled)
+
+
+def _join(
+    method: str, left: np.ndarray, right: np.ndarray, similarity: np.ndarray, combined: np.ndarray, anchor: np.ndarray
+) -> np.ndarray:
+    """Phase 5: cluster labels from the pairs at or above the threshold. Union-find
+    continues from the identical groups ``combined``; CENTER clusters representatives,
+    whose identical members follow them through ``anchor``."""
+    if method == "union-find":
+        return connected_components(combined.size, left, right, labels=combined)
+    return center_clusters(combined.size, left, right, similarity)[anchor]
 
 
 def cluster_super_shingles(
@@ -647,33 +670,8 @@ def _merge_estimate(
     pair in batches of ~1,000 pairs) is recomputed exactly on its own.
     """
     pairs = la.size
-    pair_bits = max(1, (pairs - 1).bit_length())
-    value_bits = 63 - pair_bits
-    shift = np.uint64(max(0, top.bit_length() - value_bits))
-    pair_shift = np.uint64(value_bits + 1)
-    one = np.uint64(1)
-    ids = np.arange(pairs, dtype=np.uint64) << pair_shift
-    words = np.empty(va.size + vb.size, dtype=np.uint64)
-    for part, values, count, side in ((words[: va.size], va, la, 0), (words[va.size :], vb, lb, 1)):
-        np.right_shift(values, shift, out=part)
-        part <<= one
-        part |= np.repeat(ids | np.uint64(side), count)
-    # A's words, then B's, are each one ascending run: timsort merges them in linear
-    # time, twice as fast as the default quicksort here.
-    words.sort(kind="stable")
-    b_seen = np.cumsum(words & one)
-    # Neighbours in one pair with the same top bits (words equal but maybe for the side
-    # bit): an A word then a B word holding a common value, or a tie.
-    differ = words[1:] ^ words[:-1]
-    close = np.flatnonzero(differ <= one)
-    a_then_b = differ[close] == one
-    del differ
-    first = close[a_then_b]
-    in_b = b_seen[first].astype(np.int64)  # B words before the A word at ``first``
-    equal = va[first - in_b] == vb[in_b]
-    common_at = first[equal]
-    tied = np.concatenate((close[~a_then_b], first[~equal]))
-    del b_seen, close
+    words, pair_shift = _merged_words(va, la, vb, lb, top)
+    common_at, tied = _common_words(words, va, vb)
     pair_of_common = (words[common_at] >> pair_shift).astype(np.int64)
     common = np.bincount(pair_of_common, minlength=pairs)
     union = la + lb - common
@@ -698,6 +696,46 @@ def _merge_estimate(
             b = vb[b_start[p] : b_start[p] + lb[p]]
             result[p] = _exact_estimate(a, b, int(full_a[p]), int(full_b[p]), s, estimator)
     return result
+
+
+def _merged_words(
+    va: np.ndarray, la: np.ndarray, vb: np.ndarray, lb: np.ndarray, top: int
+) -> tuple[np.ndarray, np.uint64]:
+    """Every value of both sides as one word (pair number, top bits, side), sorted, and
+    the shift of the pair number."""
+    pairs = la.size
+    pair_bits = max(1, (pairs - 1).bit_length())
+    value_bits = 63 - pair_bits
+    shift = np.uint64(max(0, top.bit_length() - value_bits))
+    pair_shift = np.uint64(value_bits + 1)
+    ids = np.arange(pairs, dtype=np.uint64) << pair_shift
+    words = np.empty(va.size + vb.size, dtype=np.uint64)
+    for part, values, count, side in ((words[: va.size], va, la, 0), (words[va.size :], vb, lb, 1)):
+        np.right_shift(values, shift, out=part)
+        part <<= np.uint64(1)
+        part |= np.repeat(ids | np.uint64(side), count)
+    # A's words, then B's, are each one ascending run: timsort merges them in linear
+    # time, twice as fast as the default quicksort here.
+    words.sort(kind="stable")
+    return words, pair_shift
+
+
+def _common_words(words: np.ndarray, va: np.ndarray, vb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Positions in the merged ``words`` of the A words of common values, and of words
+    whose top bits tie with a neighbour's but whose values differ (their pairs are
+    recomputed exactly)."""
+    one = np.uint64(1)
+    b_seen = np.cumsum(words & one)
+    # Neighbours in one pair with the same top bits (words equal but maybe for the side
+    # bit): an A word then a B word holding a common value, or a tie.
+    differ = words[1:] ^ words[:-1]
+    close = np.flatnonzero(differ <= one)
+    a_then_b = differ[close] == one
+    del differ
+    first = close[a_then_b]
+    in_b = b_seen[first].astype(np.int64)  # B words before the A word at ``first``
+    equal = va[first - in_b] == vb[in_b]
+    return first[equal], np.concatenate((close[~a_then_b], first[~equal]))
 
 
 def _exact_estimate(a: np.ndarray, b: np.ndarray, full_a: int, full_b: int, s: int, estimator: str) -> float:

@@ -10,7 +10,8 @@ from urllib.parse import urlsplit
 import numpy as np
 from sqlalchemy import inspect
 
-from mirrorscope.jobs.similar import bags_from_store, maintain_bags, recompute_anchor_bags, similar_urls, stored_signatures
+from mirrorscope.crawler.anchor_worker import maintain_bags
+from mirrorscope.jobs.similar import bags_from_store, recompute_anchor_bags, similar_urls, stored_signatures
 from mirrorscope.detectors.anchor_bags import BagBuilder, fragment_terms
 from mirrorscope.detectors.anchors import DEFAULT_PARAMS, cluster_bags
 from mirrorscope.detectors.weighted_minhash import DEFAULT_SEED
