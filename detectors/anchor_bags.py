@@ -215,10 +215,10 @@ class BagBuilder:
     (12 bytes per distinct (bag, term)) whenever the unmerged rows outnumber both a
     quarter of the merged entries and ``merge_floor`` (2^20 rows, 16 MB). A merge sorts
     only the new rows and joins them to the merged bags a slice of bags at a time
-    (``merge_bags``), so it costs O(merged) time and little memory beyond the result:
-    merging rows as many as the merged entries with one sort of both took 1.5 GB at
-    10.5 million entries (20,000 pages of 300 links each). Each ``add_fragment`` adds one link: feed every stored link once (a re-crawled page whose
-    links are fed again counts them twice). Titles are few (one per fetched page) and
+    (``merge_bags``), so it costs O(merged) time and little memory beyond the result,
+    where one sort of both would hold every entry twice over. Each ``add_fragment`` adds
+    one link: feed every stored link once (a re-crawled page whose links are fed again
+    counts them twice). Titles are few (one per fetched page) and
     stay as rows.
     """
 

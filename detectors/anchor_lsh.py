@@ -28,12 +28,9 @@ linear in g (at most l (n - 1) over all tables), and the hub, the lowest row whe
 it is in the group, is what CENTER (ties broken by ascending rows) makes the centre, so
 the group still comes out as one cluster. Pairs between two non-hub members of a huge
 group are missed unless another table finds them: the price of bounded output. Such
-groups are not only hostile: on the benchmark's million Zipfian bags
-(``benchmarks/anchors.py``) 848 groups of over 100 bags turned up in the 125 tables, the
-largest of 4,273, bags whose minimum at all three positions of a table is the same copy
-of one common term; uncapped, that group alone gives 9 million pairs. The tables there
-give 22 million candidates (177,000 a table), 5.4 million pass the filter (similar pairs
-are found again and again) and 157,000 distinct pairs remain.
+groups are not only hostile: on Zipfian bags (``benchmarks/anchors.py``) bags whose
+minimum at all three positions of a table is the same copy of one common term form
+groups of thousands, each worth millions of pairs uncapped.
 
 Each table's candidate pairs are verified at once (an equality count over the m
 positions of both rows) and only pairs passing the filter are kept; survivors, found

@@ -53,9 +53,7 @@ Memory: every phase runs in pieces of at most ``memory_budget`` bytes (default 5
 and of a few hundred thousand items where smaller is faster — document blocks for the
 hashes, value ranges for the common fingerprints, hash ranges for the candidates, batches
 of candidate pairs for the estimates — and the pieces' results are merged. The clusters
-do not depend on the budget. On the 2-core benchmark machine (``benchmarks/cluster.py``)
-a million documents of ~180 fingerprints (1.5 GB of input) cluster in about 20 s with a
-2.6 GB peak, input included.
+do not depend on the budget (``benchmarks/cluster.py`` measures time and peak memory).
 
 ``sketch_arrays`` turns ``detectors.sketch.DocumentSketch`` objects into these arrays.
 

@@ -34,8 +34,8 @@ class ChangedSignatures(NamedTuple):
 
 
 #: Bags signed (or counted for an idf snapshot) at a time by ``UrlBags``: the temporaries
-#: of one slice, not of every bag at once (1.3 GB for 22,000 URLs of a link-heavy host,
-#: whose bags hold ~500 terms of multiplicity up to 255: ~30,000 elements a bag).
+#: of one slice, not of every bag at once (a link-heavy host's bags hold hundreds of
+#: terms of multiplicity up to 255: tens of thousands of elements a bag).
 SIGN_SLICE_BAGS = 256
 
 
