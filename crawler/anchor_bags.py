@@ -2,7 +2,7 @@
 
 ``AnchorBagPipeline`` feeds every page's links (``PageRecord.links``: target URL, anchor
 text, the words before and after) and its own title into URL-keyed anchor bags
-(``detectors.anchors.UrlBags``): a link updates only the bag of the URL it points to.
+(``detectors.url_bags.UrlBags``): a link updates only the bag of the URL it points to.
 Every ``ANCHOR_BAGS_FLUSH_PAGES`` pages, when the crawl goes idle and when it closes,
 the MH signatures of the bags changed since the last flush are computed and written to
 the store (``anchor_signatures``), so signatures are never held in memory; the bags
