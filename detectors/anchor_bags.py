@@ -158,13 +158,14 @@ def bags_from_arrays(
         key.sort()
         starts, lengths = runs(key)
         merged = lengths.astype(np.int32)
+        del lengths  # 8 bytes an entry: freed before the keys are cut, as the peak is here
     else:
         weights = np.asarray(counts, dtype=np.int64).ravel()
         if weights.shape != terms.shape:
             raise ValueError("counts and term_ids differ in length")
         order = np.argsort(key, kind="stable")
         key = key[order]
-        starts, _ = runs(key)
+        starts = np.flatnonzero(run_starts(key))
         merged = np.add.reduceat(weights[order], starts).astype(np.int32) if key.size else np.empty(0, np.int32)
     key = key[starts]
     offsets = np.searchsorted(key // vocabulary, np.arange(ids.size + 1)).astype(np.int64)

@@ -760,7 +760,7 @@ def _merge_counts(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarra
     counts = np.concatenate([c for _, c in parts])
     order, _ = argsort_u64(keys.view(np.uint64))
     keys, counts = keys[order], counts[order]
-    starts, _ = runs(keys)
+    starts = np.flatnonzero(run_starts(keys))
     return keys[starts], np.add.reduceat(counts, starts) if keys.size else counts
 
 
