@@ -36,17 +36,13 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mirrorscope.detectors.anchor_lsh import SimilarPairs, similar_pairs  # noqa: E402
-from mirrorscope.detectors.anchors import (  # noqa: E402
-    DEFAULT_PARAMS,
-    Bags,
-    Idf,
-    bags_from_arrays,
-    minhash_signatures,
-    multiplicities,
-)
+from mirrorscope.detectors.anchor_bags import Bags, bags_from_arrays  # noqa: E402
+from mirrorscope.detectors.anchors import DEFAULT_PARAMS  # noqa: E402
+from mirrorscope.detectors.tfidf import Idf, multiplicities  # noqa: E402
+from mirrorscope.detectors.weighted_minhash import minhash_signatures  # noqa: E402
 from mirrorscope.detectors.center import center_clusters  # noqa: E402
 from mirrorscope.detectors.lsh import mix64  # noqa: E402
-from mirrorscope.detectors.rabin import ramp  # noqa: E402
+from mirrorscope.detectors.runs import ramp  # noqa: E402
 
 VOCABULARY = 100_000
 

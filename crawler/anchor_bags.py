@@ -2,7 +2,7 @@
 
 ``AnchorBagPipeline`` feeds every page's links (``PageRecord.links``: target URL, anchor
 text, the words before and after) and its own title into URL-keyed anchor bags
-(``detectors.anchors.UrlBags``): a link updates only the bag of the URL it points to.
+(``detectors.url_bags.UrlBags``): a link updates only the bag of the URL it points to.
 Every ``ANCHOR_BAGS_FLUSH_PAGES`` pages, when the crawl goes idle and when it closes,
 the MH signatures of the bags changed since the last flush are computed and written to
 the store (``anchor_signatures``), so signatures are never held in memory; the bags
@@ -10,14 +10,14 @@ themselves are (about 12 bytes per distinct (URL, term), and a cache entry per d
 word). The idf snapshot is retaken, and every bag signed again, each time the number of
 bags doubles (``UrlBags``).
 
-The work runs in a process of its own (``crawler.similar.maintain_bags``, started with
+The work runs in a process of its own (``crawler.anchor_worker.maintain_bags``, started with
 ``spawn``), fed batches of ``ANCHOR_BAGS_BATCH_SIZE`` pages (or what is pending after
 ``ANCHOR_BAGS_INTERVAL`` seconds) through a queue; the reactor only copies each page's
 link strings into the batch. A process, not a thread: the bag work is Python per link
 under the GIL, which on a thread slows the crawl itself (docs/MEASUREMENTS.md). The
 worker writes through its own connection to the store; at close the pipeline waits for it (off the reactor) and adds its counters to the crawl's stats
 (``mirrorscope/anchor_bags/*``). Pairs and CENTER clusters are not computed here:
-``mirror-report detect`` recomputes everything offline (``crawler.similar``). Off with
+``mirror-report detect`` recomputes everything offline (``jobs.similar``). Off with
 ``ANCHOR_BAGS_ENABLED = False``. A resumed crawl's worker first rebuilds the bags of what the
 store held when the crawl opened (``Store.anchor_high_water``; later pages come as messages),
 reading the links a batch at a time.
@@ -40,7 +40,7 @@ from twisted.python.threadpool import ThreadPool
 from mirrorscope.crawler.backlog import Backlog
 from mirrorscope.crawler.context import CrawlContext
 from mirrorscope.crawler.items import PageItem
-from mirrorscope.jobs.similar import maintain_bags
+from mirrorscope.crawler.anchor_worker import maintain_bags
 from mirrorscope.detectors.anchors import AnchorParams
 from mirrorscope.storage.records import PageRecord
 

@@ -85,6 +85,7 @@ from mirrorscope.crawler.context import CrawlContext
 from mirrorscope.crawler.hosts import host_key, registrable_domain
 from mirrorscope.crawler.items import PageItem
 from mirrorscope.detectors.budget import BUDGET_REFUSALS, BudgetPolicy, HostBudget
+from mirrorscope.detectors.host_keys import strip_port
 from mirrorscope.detectors.traps import TrapLimits, TrapMonitor, calendar_like
 from mirrorscope.storage.records import PageRecord
 from mirrorscope.storage.store import Store
@@ -154,14 +155,14 @@ class FrontierPolicy:
         """A resumed crawl: the budgets spent and earned so far, from the store (the
         requests still queued are charged again as the spider re-queues them)."""
         for host in store.hosts():
-            name, domain = host["name"], host["registrable_domain"] or registrable_domain(host["name"].rsplit(":", 1)[0])
+            name, domain = host["name"], host["registrable_domain"] or registrable_domain(strip_port(host["name"]))
             if host["ip"]:
                 self.budget.record_ip(name, host["ip"])
             if host["pages"]:
                 self.budget.record_fetch(name, domain, count=host["pages"])
         for source, ip, domain, target in store.host_graph():
-            target_domain = registrable_domain(target.rsplit(":", 1)[0])
-            self.budget.record_inlink(domain or registrable_domain(source.rsplit(":", 1)[0]), target, target_domain, source_ip=ip)
+            target_domain = registrable_domain(strip_port(target))
+            self.budget.record_inlink(domain or registrable_domain(strip_port(source)), target, target_domain, source_ip=ip)
 
     def trust(self, url: str) -> None:
         """``url`` is a seed: its host's budget is the ceiling (``HostBudget.trust``)."""

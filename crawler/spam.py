@@ -57,7 +57,7 @@ from twisted.internet import task
 from twisted.python.failure import Failure
 
 from mirrorscope.crawler.context import CrawlContext
-from mirrorscope.jobs.host_spam import HostJudge, HostState
+from mirrorscope.jobs.spam import HostJudge, HostState
 from mirrorscope.crawler.hosts import host_key
 from mirrorscope.crawler.items import PageItem
 from mirrorscope.detectors.canonical import canonical_document

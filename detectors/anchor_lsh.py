@@ -1,12 +1,15 @@
 """LSH signatures and ExtractSimilarPairs by sorting, over min-hash signature matrices.
 
 Haveliwala, Gionis and Indyk, "Scalable techniques for clustering the Web" (WebDB 2000).
-Each bag has an MH signature of m min-hash values (``detectors.anchors``). An LSH
+Each bag has an MH signature of m min-hash values (``detectors.weighted_minhash``). An LSH
 signature concatenates k of them; l LSH signatures per bag, table j using k positions
 drawn at random from the m. Two bags with similarity s share the LSH signature of a
 table with probability s^k, so they become a candidate pair with probability
 
-    P(s) = 1 - (1 - s^k)^l.
+    P(s) = 1 - (1 - s^k)^l,
+
+LSH banding's S-curve with l bands of k rows: ``detectors.lsh.candidate_probability(s,
+bands=l, rows=k)``.
 
 With the paper's k = 3, l = 125 (m = 80): P(0.5) = 1 - 6e-8, P(0.3) = 0.966,
 P(0.2) = 0.63, P(0.1) = 0.12: every pair worth keeping is a candidate, and the cost is
@@ -25,12 +28,9 @@ linear in g (at most l (n - 1) over all tables), and the hub, the lowest row whe
 it is in the group, is what CENTER (ties broken by ascending rows) makes the centre, so
 the group still comes out as one cluster. Pairs between two non-hub members of a huge
 group are missed unless another table finds them: the price of bounded output. Such
-groups are not only hostile: on the benchmark's million Zipfian bags
-(``benchmarks/anchors.py``) 848 groups of over 100 bags turned up in the 125 tables, the
-largest of 4,273, bags whose minimum at all three positions of a table is the same copy
-of one common term; uncapped, that group alone gives 9 million pairs. The tables there
-give 22 million candidates (177,000 a table), 5.4 million pass the filter (similar pairs
-are found again and again) and 157,000 distinct pairs remain.
+groups are not only hostile: on Zipfian bags (``benchmarks/anchors.py``) bags whose
+minimum at all three positions of a table is the same copy of one common term form
+groups of thousands, each worth millions of pairs uncapped.
 
 Each table's candidate pairs are verified at once (an equality count over the m
 positions of both rows) and only pairs passing the filter are kept; survivors, found
@@ -51,7 +51,7 @@ from numpy.typing import ArrayLike
 
 from mirrorscope.detectors.lsh import argsort_u64, mix64
 from mirrorscope.detectors.minhash import splitmix64
-from mirrorscope.detectors.rabin import ramp
+from mirrorscope.detectors.runs import run_pairs, runs
 
 __all__ = [
     "DEFAULT_K",
@@ -61,7 +61,6 @@ __all__ = [
     "DEFAULT_MIN_AGREEMENT",
     "EMPTY",
     "SimilarPairs",
-    "candidate_probability",
     "lsh_keys",
     "lsh_tables",
     "similar_pairs",
@@ -98,12 +97,6 @@ class SimilarPairs:
 
     def __len__(self) -> int:
         return int(self.first.size)
-
-
-def candidate_probability(similarity: ArrayLike, k: int = DEFAULT_K, l: int = DEFAULT_L) -> np.ndarray:  # noqa: E741
-    """1 - (1 - s^k)^l: probability that a pair at similarity s is a candidate."""
-    s = np.asarray(similarity, dtype=np.float64)
-    return 1.0 - (1.0 - s**k) ** l
 
 
 def lsh_tables(m: int, k: int = DEFAULT_K, l: int = DEFAULT_L, seed: int = DEFAULT_LSH_SEED) -> np.ndarray:  # noqa: E741
@@ -143,27 +136,6 @@ def _check_signatures(signatures: ArrayLike) -> np.ndarray:
     if sig.dtype != np.uint32:
         raise ValueError(f"signatures must be uint32 min-hash values, not {sig.dtype}")
     return sig
-
-
-def _group_pairs(ordered: np.ndarray, rows: np.ndarray, max_group: int) -> tuple[np.ndarray, np.ndarray]:
-    """Pairs of ``rows`` whose sorted keys ``ordered`` are equal (see the module docstring).
-
-    ``rows`` ascend within each run of equal keys (a stable sort of ascending rows), so
-    a run's first entry is its lowest row: the hub of a large group.
-    """
-    count = ordered.size
-    starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
-    lengths = np.diff(np.append(starts, count))
-    shared = lengths > 1
-    starts, lengths = starts[shared], lengths[shared]
-    # Entry at offset q of a run of length g pairs with the g - 1 - q entries after it,
-    # or, in a run longer than max_group, only the first entry pairs with all the others.
-    position = np.repeat(starts, lengths) + ramp(lengths)
-    after = np.repeat(starts + lengths, lengths) - position - 1
-    after[np.repeat(lengths > max_group, lengths) & (position != np.repeat(starts, lengths))] = 0
-    left = np.repeat(position, after)
-    right = left + 1 + ramp(after)
-    return rows[left], rows[right]
 
 
 def _agreement(sig: np.ndarray, first: np.ndarray, second: np.ndarray) -> np.ndarray:
@@ -206,10 +178,14 @@ def similar_pairs(
     distinct = fresh = 0
     for positions in tables:
         order, ordered = argsort_u64(lsh_keys(sig[:, positions])[indexed])
-        first, second = _group_pairs(ordered, indexed[order], max_group)
-        passed = _agreement(sig, first, second) >= needed
-        kept.append(first[passed].astype(np.uint64) * width + second[passed].astype(np.uint64))
-        fresh += kept[-1].size
+        # Rows ascend within each run (a stable sort of ascending rows), so a run's
+        # first entry, the hub of a star, is its lowest row.
+        rows = indexed[order]
+        for left, right in run_pairs(*runs(ordered), star_above=max_group):
+            first, second = rows[left], rows[right]
+            passed = _agreement(sig, first, second) >= needed
+            kept.append(first[passed].astype(np.uint64) * width + second[passed].astype(np.uint64))
+            fresh += kept[-1].size
         if fresh > max(distinct, _DEDUP_FLOOR):
             kept = [np.unique(np.concatenate(kept))]
             distinct, fresh = kept[0].size, 0

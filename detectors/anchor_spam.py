@@ -43,6 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -101,6 +102,21 @@ def _codes(values: Sequence[str]) -> tuple[list[str], np.ndarray]:
     return list(index), codes
 
 
+class _Counts(NamedTuple):
+    """Per target host (an index into the hosts): in-links, distinct linking hosts,
+    distinct URLs linked to, distinct phrases, in-links using one of its
+    ``top_phrases`` commonest phrases, in-links holding a commercial word, and its
+    commonest phrase."""
+
+    inlinks: np.ndarray
+    sources: np.ndarray
+    targets: np.ndarray
+    phrases: np.ndarray
+    top: np.ndarray
+    commercial: np.ndarray
+    top_phrase: np.ndarray
+
+
 def anchor_spam(
     target_hosts: Sequence[str],
     target_urls: Sequence[str],
@@ -122,15 +138,22 @@ def anchor_spam(
         return {}
     phrase_names, phrase = _codes([p for p, k in zip(phrases_of, keep.tolist()) if k])
     _, url = _codes([u for u, k in zip(target_urls, keep.tolist()) if k])
-    target, source = target[keep], source[keep]
-    h = len(hosts)
-    inlinks = np.bincount(target, minlength=h)
+    counts = _count(target[keep], source[keep], url, phrase, phrase_names, len(hosts), params.top_phrases)
+    return {
+        str(hosts[i]): _verdict(str(hosts[i]), counts, i, phrase_names, params)
+        for i in np.flatnonzero(counts.inlinks).tolist()
+    }
+
+
+def _count(
+    target: np.ndarray, source: np.ndarray, url: np.ndarray, phrase: np.ndarray, phrase_names: list[str], h: int, top_phrases: int
+) -> _Counts:
+    """The per-host counts of the links (target host, source host, URL, phrase codes)."""
 
     def distinct_per_host(other: np.ndarray) -> np.ndarray:
         pairs = np.unique(target * np.int64(max(other.max() + 1, 1)) + other) // max(other.max() + 1, 1)
         return np.bincount(pairs, minlength=h)
 
-    sources, targets = distinct_per_host(source), distinct_per_host(url)
     # Counts per (host, phrase), sorted by host then descending count: rank within host.
     width = np.int64(len(phrase_names))
     keys, counts = np.unique(target * width + phrase, return_counts=True)
@@ -139,38 +162,45 @@ def anchor_spam(
     pair_host, pair_phrase, counts = pair_host[order], pair_phrase[order], counts[order]
     first = np.flatnonzero(np.r_[True, pair_host[1:] != pair_host[:-1]])
     rank = np.arange(pair_host.size) - np.repeat(first, np.diff(np.r_[first, pair_host.size]))
-    phrases = np.bincount(pair_host, minlength=h)
-    top = np.bincount(pair_host, weights=counts * (rank < params.top_phrases), minlength=h)
     commercial_phrase = np.array([bool(COMMERCIAL_TERMS.intersection(p.split())) for p in phrase_names], dtype=bool)
-    commercial = np.bincount(target, weights=commercial_phrase[phrase], minlength=h)
     top_phrase = np.full(h, -1, np.int64)
     top_phrase[pair_host[first]] = pair_phrase[first]
+    return _Counts(
+        inlinks=np.bincount(target, minlength=h),
+        sources=distinct_per_host(source),
+        targets=distinct_per_host(url),
+        phrases=np.bincount(pair_host, minlength=h),
+        top=np.bincount(pair_host, weights=counts * (rank < top_phrases), minlength=h),
+        commercial=np.bincount(target, weights=commercial_phrase[phrase], minlength=h),
+        top_phrase=top_phrase,
+    )
 
-    verdicts = {}
-    for i in np.flatnonzero(inlinks).tolist():
-        total = int(inlinks[i])
-        top_share, commercial_share = float(top[i]) / total, float(commercial[i]) / total
-        repetition = 1.0 - int(phrases[i]) / total
-        enough = total >= params.min_inlinks
-        farm_gate = enough and int(targets[i]) >= params.min_targets and int(sources[i]) >= params.min_sources
-        commercial_gate = enough and repetition >= params.min_repetition
-        reasons = []
-        if farm_gate and top_share >= params.farm_share:
-            shown = min(int(phrases[i]), params.top_phrases)
-            reasons.append(
-                f"farm anchors: {top_share:.0%} of {total} in-links from {int(sources[i])} hosts to "
-                f"{int(targets[i])} URLs use {shown} phrases (top: {str(phrase_names[top_phrase[i]])!r})"
-            )
-        if commercial_gate and commercial_share >= params.commercial_share:
-            reasons.append(
-                f"repeated commercial anchors: {commercial_share:.0%} of {total} in-links hold commercial words, "
-                f"{int(phrases[i])} distinct phrases (repetition {repetition:.2f})"
-            )
-        score = max(top_share if farm_gate else 0.0, commercial_share if commercial_gate else 0.0)
-        verdicts[str(hosts[i])] = AnchorSpamVerdict(
-            host=str(hosts[i]), inlinks=total, source_hosts=int(sources[i]), target_urls=int(targets[i]),
-            phrases=int(phrases[i]), top_phrase=str(phrase_names[top_phrase[i]]), top_share=round(top_share, 4),
-            repetition=round(repetition, 4), commercial_share=round(commercial_share, 4), score=round(score, 4),
-            flagged=bool(reasons), reasons=tuple(reasons),
+
+def _verdict(host: str, counts: _Counts, i: int, phrase_names: list[str], params: AnchorSpamParams) -> AnchorSpamVerdict:
+    """Host ``i``'s verdict by the two rules (module docstring)."""
+    total, sources, targets, phrases = int(counts.inlinks[i]), int(counts.sources[i]), int(counts.targets[i]), int(counts.phrases[i])
+    top_share, commercial_share = float(counts.top[i]) / total, float(counts.commercial[i]) / total
+    top_phrase = str(phrase_names[counts.top_phrase[i]])
+    repetition = 1.0 - phrases / total
+    enough = total >= params.min_inlinks
+    farm_gate = enough and targets >= params.min_targets and sources >= params.min_sources
+    commercial_gate = enough and repetition >= params.min_repetition
+    reasons = []
+    if farm_gate and top_share >= params.farm_share:
+        shown = min(phrases, params.top_phrases)
+        reasons.append(
+            f"farm anchors: {top_share:.0%} of {total} in-links from {sources} hosts to "
+            f"{targets} URLs use {shown} phrases (top: {top_phrase!r})"
         )
-    return verdicts
+    if commercial_gate and commercial_share >= params.commercial_share:
+        reasons.append(
+            f"repeated commercial anchors: {commercial_share:.0%} of {total} in-links hold commercial words, "
+            f"{phrases} distinct phrases (repetition {repetition:.2f})"
+        )
+    score = max(top_share if farm_gate else 0.0, commercial_share if commercial_gate else 0.0)
+    return AnchorSpamVerdict(
+        host=host, inlinks=total, source_hosts=sources, target_urls=targets,
+        phrases=phrases, top_phrase=top_phrase, top_share=round(top_share, 4),
+        repetition=round(repetition, 4), commercial_share=round(commercial_share, 4), score=round(score, 4),
+        flagged=bool(reasons), reasons=tuple(reasons),
+    )

@@ -29,6 +29,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
+from mirrorscope.detectors.edges import edge_arrays
+
 __all__ = ["center_clusters"]
 
 _UNASSIGNED, _CENTER, _MEMBER = 0, 1, 2
@@ -39,13 +41,10 @@ _SEQUENTIAL_BELOW = 256
 def center_clusters(n: int, i: ArrayLike, j: ArrayLike, similarity: ArrayLike) -> np.ndarray:
     """Centre of each of ``n`` nodes' clusters (a node's own index if it is a centre or in
     no cluster), from the pairs ``(i[k], j[k])`` with ``similarity[k]``."""
-    first = np.asarray(i, dtype=np.int64).ravel()
-    second = np.asarray(j, dtype=np.int64).ravel()
+    first, second = edge_arrays(n, i, j)
     weight = np.asarray(similarity, dtype=np.float64).ravel()
-    if not first.size == second.size == weight.size:
+    if weight.shape != first.shape:
         raise ValueError("i, j and similarity must have the same length")
-    if first.size and (min(first.min(), second.min()) < 0 or max(first.max(), second.max()) >= n):
-        raise ValueError(f"pair endpoints must lie in [0, {n})")
     if np.isnan(weight).any():
         raise ValueError("similarity must not be nan")
     distinct = first != second

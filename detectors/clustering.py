@@ -53,9 +53,7 @@ Memory: every phase runs in pieces of at most ``memory_budget`` bytes (default 5
 and of a few hundred thousand items where smaller is faster — document blocks for the
 hashes, value ranges for the common fingerprints, hash ranges for the candidates, batches
 of candidate pairs for the estimates — and the pieces' results are merged. The clusters
-do not depend on the budget. On the 2-core benchmark machine (``benchmarks/cluster.py``)
-a million documents of ~180 fingerprints (1.5 GB of input) cluster in about 20 s with a
-2.6 GB peak, input included.
+do not depend on the budget (``benchmarks/cluster.py`` measures time and peak memory).
 
 ``sketch_arrays`` turns ``detectors.sketch.DocumentSketch`` objects into these arrays.
 
@@ -83,7 +81,7 @@ from numpy.typing import ArrayLike
 from mirrorscope.detectors.center import center_clusters
 from mirrorscope.detectors.lsh import argsort_u64, equal_key_pairs, mix64
 from mirrorscope.detectors.minhash import DEFAULT_S, EMPTY
-from mirrorscope.detectors.rabin import ramp
+from mirrorscope.detectors.runs import ramp, run_starts, runs, unique_sorted
 from mirrorscope.detectors.sketch import DEFAULT_PARAMS, DocumentSketch, IncompatibleSketchError
 from mirrorscope.detectors.supershingles import DEFAULT_GROUP_SIZE, NEAR_DUPLICATE_MATCHES, super_shingles
 from mirrorscope.detectors.unionfind import connected_components
@@ -144,8 +142,7 @@ class Clusters:
         """Doc ids of each cluster of at least ``min_size`` documents, largest first."""
         order = np.argsort(self.labels, kind="stable")
         ordered = self.labels[order]
-        starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
-        sizes = np.diff(np.concatenate((starts, [ordered.size])))
+        starts, sizes = runs(ordered)
         big = np.flatnonzero(sizes >= min_size)
         big = big[np.argsort(-sizes[big], kind="stable")]
         return [self.doc_ids[order[starts[k] : starts[k] + sizes[k]]] for k in big.tolist()]
@@ -227,25 +224,13 @@ def cluster_sketches(
     """
     started = time.perf_counter()
     ids, offsets, values = _check_csr(doc_ids, offsets, fingerprints)
-    if not 0.0 < threshold <= 1.0:
-        raise ValueError("threshold must be in (0, 1]")
-    if max_docs_per_fingerprint < 2 or s < 1:
-        raise ValueError("max_docs_per_fingerprint must be >= 2 and s >= 1")
-    if estimator not in ("min_s", "jaccard") or method not in ("union-find", "center"):
-        raise ValueError(f"unknown estimator {estimator!r} or method {method!r}")
-    if prefix is not None and prefix < 1:
-        raise ValueError("prefix must be positive")
+    _check_options(threshold, max_docs_per_fingerprint, s, estimator, method, prefix)
     n = ids.size
     lengths = np.diff(offsets)
     stream = _stream_items(memory_budget, _BYTES_PER_ROW)
     stats: dict[str, float] = {"documents": n, "fingerprints": int(values.size)}
 
-    keys, top = _sketch_keys(offsets, values, stream)
-    filled = np.flatnonzero(lengths > 0)
-    same_sketch = np.arange(n, dtype=np.int64)
-    same_sketch[filled] = filled[_first_equal(keys[filled])]
-    _confirm_equal_sketches(same_sketch, offsets, values, stream)
-    identical, combined, reps, anchor = _collapse(same_sketch, document_fingerprints, filled)
+    top, (identical, combined, reps, anchor) = _identical_documents(offsets, values, document_fingerprints, stream)
     stats |= {"representatives": reps.size, "identical_documents": int(np.count_nonzero(identical != np.arange(n)))}
     stats["seconds_identical"] = time.perf_counter() - started
 
@@ -269,14 +254,49 @@ def cluster_sketches(
     stats |= {"pairs": left.size, "estimate_batches": batches, "seconds_estimates": time.perf_counter() - mark}
 
     mark = time.perf_counter()
-    if method == "union-find":
-        labels = connected_components(n, left, right, labels=combined)
-    else:
-        labels = center_clusters(n, left, right, similarity)[anchor]
+    labels = _join(method, left, right, similarity, combined, anchor)
     stats |= _cluster_stats(labels)
     stats["seconds_join"] = time.perf_counter() - mark
     stats["seconds"] = time.perf_counter() - started
     return Clusters(ids, labels, identical, left, right, similarity, stats)
+
+
+def _check_options(
+    threshold: float, max_docs_per_fingerprint: int, s: int, estimator: str, method: str, prefix: int | None
+) -> None:
+    if not 0.0 < threshold <= 1.0:
+        raise ValueError("threshold must be in (0, 1]")
+    if max_docs_per_fingerprint < 2 or s < 1:
+        raise ValueError("max_docs_per_fingerprint must be >= 2 and s >= 1")
+    if estimator not in ("min_s", "jaccard") or method not in ("union-find", "center"):
+        raise ValueError(f"unknown estimator {estimator!r} or method {method!r}")
+    if prefix is not None and prefix < 1:
+        raise ValueError("prefix must be positive")
+
+
+def _identical_documents(
+    offsets: np.ndarray, values: np.ndarray, document_fingerprints: ArrayLike | None, rows: int
+) -> tuple[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    """Phase 1: the largest fingerprint, and ``_collapse``'s identical groups, merged
+    groups, representatives and anchors, from equal sketches (hashed, then checked value
+    by value) and equal whole-document fingerprints."""
+    keys, top = _sketch_keys(offsets, values, rows)
+    filled = np.flatnonzero(np.diff(offsets) > 0)
+    same_sketch = np.arange(offsets.size - 1, dtype=np.int64)
+    same_sketch[filled] = filled[_first_equal(keys[filled])]
+    _confirm_equal_sketches(same_sketch, offsets, values, rows)
+    return top, _collapse(same_sketch, document_fingerprints, filled)
+
+
+def _join(
+    method: str, left: np.ndarray, right: np.ndarray, similarity: np.ndarray, combined: np.ndarray, anchor: np.ndarray
+) -> np.ndarray:
+    """Phase 5: cluster labels from the pairs at or above the threshold. Union-find
+    continues from the identical groups ``combined``; CENTER clusters representatives,
+    whose identical members follow them through ``anchor``."""
+    if method == "union-find":
+        return connected_components(combined.size, left, right, labels=combined)
+    return center_clusters(combined.size, left, right, similarity)[anchor]
 
 
 def cluster_super_shingles(
@@ -431,7 +451,7 @@ def _first_equal(keys: np.ndarray) -> np.ndarray:
     if not keys.size:
         return np.empty(0, dtype=np.int64)
     order, ordered = argsort_u64(mix64(np.asarray(keys, dtype=np.uint64)))
-    starts = np.concatenate(([True], ordered[1:] != ordered[:-1]))
+    starts = run_starts(ordered)
     first = np.empty(keys.size, dtype=np.int64)
     first[order] = order[np.flatnonzero(starts)][np.cumsum(starts) - 1]
     return first
@@ -532,7 +552,7 @@ def _common_fingerprints(
         held = pooled[:filled]
         held.sort()
         # A value held more than ``limit`` times equals the value ``limit`` places on.
-        found.append(_unique_sorted(held[limit:][held[limit:] == held[:-limit]]))
+        found.append(unique_sorted(held[limit:][held[limit:] == held[:-limit]]))
     return np.concatenate(found), pieces
 
 
@@ -590,8 +610,8 @@ def _prefix_candidates(
     for piece in range(int(pieces)):
         chosen = np.flatnonzero(spread % pieces == np.uint64(piece)) if pieces > 1 else slice(None)
         for left, right in equal_key_pairs(spread[chosen], owner[chosen], batch):
-            found.append(_unique_sorted(left * m + right))
-    pair_keys = _unique_sorted(np.concatenate(found)) if found else np.empty(0, dtype=np.int64)
+            found.append(unique_sorted(left * m + right))
+    pair_keys = unique_sorted(np.concatenate(found)) if found else np.empty(0, dtype=np.int64)
     return reps[pair_keys // m], reps[pair_keys % m], int(pieces)
 
 
@@ -648,33 +668,8 @@ def _merge_estimate(
     pair in batches of ~1,000 pairs) is recomputed exactly on its own.
     """
     pairs = la.size
-    pair_bits = max(1, (pairs - 1).bit_length())
-    value_bits = 63 - pair_bits
-    shift = np.uint64(max(0, top.bit_length() - value_bits))
-    pair_shift = np.uint64(value_bits + 1)
-    one = np.uint64(1)
-    ids = np.arange(pairs, dtype=np.uint64) << pair_shift
-    words = np.empty(va.size + vb.size, dtype=np.uint64)
-    for part, values, count, side in ((words[: va.size], va, la, 0), (words[va.size :], vb, lb, 1)):
-        np.right_shift(values, shift, out=part)
-        part <<= one
-        part |= np.repeat(ids | np.uint64(side), count)
-    # A's words, then B's, are each one ascending run: timsort merges them in linear
-    # time, twice as fast as the default quicksort here.
-    words.sort(kind="stable")
-    b_seen = np.cumsum(words & one)
-    # Neighbours in one pair with the same top bits (words equal but maybe for the side
-    # bit): an A word then a B word holding a common value, or a tie.
-    differ = words[1:] ^ words[:-1]
-    close = np.flatnonzero(differ <= one)
-    a_then_b = differ[close] == one
-    del differ
-    first = close[a_then_b]
-    in_b = b_seen[first].astype(np.int64)  # B words before the A word at ``first``
-    equal = va[first - in_b] == vb[in_b]
-    common_at = first[equal]
-    tied = np.concatenate((close[~a_then_b], first[~equal]))
-    del b_seen, close
+    words, pair_shift = _merged_words(va, la, vb, lb, top)
+    common_at, tied = _common_words(words, va, vb)
     pair_of_common = (words[common_at] >> pair_shift).astype(np.int64)
     common = np.bincount(pair_of_common, minlength=pairs)
     union = la + lb - common
@@ -701,6 +696,46 @@ def _merge_estimate(
     return result
 
 
+def _merged_words(
+    va: np.ndarray, la: np.ndarray, vb: np.ndarray, lb: np.ndarray, top: int
+) -> tuple[np.ndarray, np.uint64]:
+    """Every value of both sides as one word (pair number, top bits, side), sorted, and
+    the shift of the pair number."""
+    pairs = la.size
+    pair_bits = max(1, (pairs - 1).bit_length())
+    value_bits = 63 - pair_bits
+    shift = np.uint64(max(0, top.bit_length() - value_bits))
+    pair_shift = np.uint64(value_bits + 1)
+    ids = np.arange(pairs, dtype=np.uint64) << pair_shift
+    words = np.empty(va.size + vb.size, dtype=np.uint64)
+    for part, values, count, side in ((words[: va.size], va, la, 0), (words[va.size :], vb, lb, 1)):
+        np.right_shift(values, shift, out=part)
+        part <<= np.uint64(1)
+        part |= np.repeat(ids | np.uint64(side), count)
+    # A's words, then B's, are each one ascending run: timsort merges them in linear
+    # time, twice as fast as the default quicksort here.
+    words.sort(kind="stable")
+    return words, pair_shift
+
+
+def _common_words(words: np.ndarray, va: np.ndarray, vb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Positions in the merged ``words`` of the A words of common values, and of words
+    whose top bits tie with a neighbour's but whose values differ (their pairs are
+    recomputed exactly)."""
+    one = np.uint64(1)
+    b_seen = np.cumsum(words & one)
+    # Neighbours in one pair with the same top bits (words equal but maybe for the side
+    # bit): an A word then a B word holding a common value, or a tie.
+    differ = words[1:] ^ words[:-1]
+    close = np.flatnonzero(differ <= one)
+    a_then_b = differ[close] == one
+    del differ
+    first = close[a_then_b]
+    in_b = b_seen[first].astype(np.int64)  # B words before the A word at ``first``
+    equal = va[first - in_b] == vb[in_b]
+    return first[equal], np.concatenate((close[~a_then_b], first[~equal]))
+
+
 def _exact_estimate(a: np.ndarray, b: np.ndarray, full_a: int, full_b: int, s: int, estimator: str) -> float:
     """The estimate of one pair by set operations: the reference for ``_merge_estimate``."""
     union = np.union1d(a, b)
@@ -712,16 +747,10 @@ def _exact_estimate(a: np.ndarray, b: np.ndarray, full_a: int, full_b: int, s: i
     return np.count_nonzero(np.isin(sample, common)) / sample.size if sample.size else 0.0
 
 
-def _unique_sorted(keys: np.ndarray) -> np.ndarray:
-    # np.unique is orders of magnitude slower than sort + mask on numpy 2.4.
-    keys.sort()
-    return keys[np.concatenate(([True], keys[1:] != keys[:-1]))] if keys.size else keys
-
-
 def _count_sorted(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     keys.sort()
-    starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1]))) if keys.size else keys
-    return keys[starts], np.diff(np.concatenate((starts, [keys.size])))
+    starts, counts = runs(keys)
+    return keys[starts], counts
 
 
 def _merge_counts(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
@@ -731,7 +760,7 @@ def _merge_counts(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarra
     counts = np.concatenate([c for _, c in parts])
     order, _ = argsort_u64(keys.view(np.uint64))
     keys, counts = keys[order], counts[order]
-    starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1]))) if keys.size else keys
+    starts = np.flatnonzero(run_starts(keys))
     return keys[starts], np.add.reduceat(counts, starts) if keys.size else counts
 
 

@@ -58,7 +58,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from mirrorscope.detectors.minhash import DEFAULT_SIGNATURE_SIZE, EMPTY, splitmix64
-from mirrorscope.detectors.rabin import ramp
+from mirrorscope.detectors.runs import DEFAULT_PAIR_BATCH, ramp, run_pairs, runs, unique_sorted
 
 __all__ = [
     "DEFAULT_RECALL",
@@ -81,8 +81,6 @@ DEFAULT_RECALL = 0.99
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
 _BAND_SEED = 0x6C73682D62616E64  # b"lsh-band": salts of the band hashes
-# Pairs per batch out of equal_key_pairs: 16 bytes each, bounded memory on big buckets.
-_PAIR_BATCH = 1 << 24
 # Below this size numpy's own argsort is as fast as the packed sort.
 _SMALL_SORT = 1 << 15
 
@@ -193,7 +191,7 @@ def argsort_u64(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def equal_key_pairs(
-    keys: ArrayLike, owners: ArrayLike | None = None, batch: int = _PAIR_BATCH
+    keys: ArrayLike, owners: ArrayLike | None = None, batch: int = DEFAULT_PAIR_BATCH
 ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Batches of (left, right): every pair of entries with equal keys, as owners.
 
@@ -208,34 +206,8 @@ def equal_key_pairs(
     if keys.size < 2:
         return
     order, ordered = argsort_u64(keys)
-    boundary = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
-    starts = np.concatenate(([0], boundary))
-    lengths = np.diff(np.concatenate((starts, [keys.size])))
-    shared = lengths > 1
-    starts, lengths = starts[shared], lengths[shared]
-    if not starts.size:
-        return
-    counts = lengths * (lengths - 1) // 2
-    ends = np.cumsum(counts)
-    first = 0
-    while first < starts.size:
-        last = max(first + 1, int(np.searchsorted(ends, ends[first] - counts[first] + batch, side="right")))
-        run_starts, run_lengths = starts[first:last], lengths[first:last]
-        # Entry at offset q of a run of length g pairs with the g - 1 - q entries after it.
-        position = np.repeat(run_starts, run_lengths) + ramp(run_lengths)
-        after = np.repeat(run_starts + run_lengths, run_lengths) - position - 1
-        left = np.repeat(position, after)
-        right = left + 1 + ramp(after)
+    for left, right in run_pairs(*runs(ordered), batch=batch):
         yield who[order[left]], who[order[right]]
-        first = last
-
-
-def _unique_sorted(keys: np.ndarray) -> np.ndarray:
-    # np.unique is orders of magnitude slower than sort + mask on numpy 2.4.
-    keys.sort()
-    if keys.size:
-        keys = keys[np.concatenate(([True], keys[1:] != keys[:-1]))]
-    return keys
 
 
 def candidate_pairs(
@@ -260,10 +232,10 @@ def candidate_pairs(
         for left, right in equal_key_pairs(keys[indexed, band], indexed):
             # Equal keys, equal rows but for a 64-bit collision: check the rows.
             same = (sig[left, columns] == sig[right, columns]).all(axis=1)
-            found.append(_unique_sorted(left[same] * n + right[same]))
+            found.append(unique_sorted(left[same] * n + right[same]))
     if not found:
         return np.empty((0, 2), dtype=np.int64)
-    pair_keys = _unique_sorted(np.concatenate(found))
+    pair_keys = unique_sorted(np.concatenate(found))
     return np.stack((pair_keys // n, pair_keys % n), axis=1)
 
 
@@ -378,7 +350,7 @@ class LSHIndex:
         if not found:
             return np.empty(0, dtype=np.int64)
         seqs = np.concatenate(found)
-        return _unique_sorted(np.frombuffer(self._ids, dtype=np.int64)[seqs])
+        return unique_sorted(np.frombuffer(self._ids, dtype=np.int64)[seqs])
 
     def _flush(self) -> None:
         if not self._pending:

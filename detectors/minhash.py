@@ -37,7 +37,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from mirrorscope.detectors.rabin import ramp
+from mirrorscope.detectors.runs import ramp
 
 __all__ = [
     "DEFAULT_M",

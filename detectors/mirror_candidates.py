@@ -73,7 +73,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from mirrorscope.detectors.lsh import candidate_pairs as lsh_pairs
-from mirrorscope.detectors.mirror_features import FEATURES, HostProfile, MirrorParams, all_feature_scores
+from mirrorscope.detectors.mirror_features import FEATURES, AlignedScores, HostProfile, MirrorParams, all_feature_scores
 
 __all__ = [
     "ANCHOR_VOTE", "DEFAULT_MIRROR_PARAMS", "INDEX_VOTE", "CandidatePair", "IndexMatches", "candidate_pairs",
@@ -232,42 +232,59 @@ def _evidence(
         keys = pairs.a * n + pairs.b
         order = np.argsort(keys, kind="stable")
         sorted_keys[name], sorted_scores[name] = keys[order], pairs.score[order]
+    votes = [("index", INDEX_VOTE)]
+    if anchor_pairs is not None:
+        sorted_keys["anchors"], sorted_scores["anchors"] = _anchor_scores(profiles, anchor_pairs)
+        votes.insert(0, ("anchors", anchor_vote))
+    indexes = index_matches(profiles, params.near_agreement)
+    sorted_keys["index"], sorted_scores["index"] = indexes.a * n + indexes.b, indexes.agreement
     # The combined score is a weighted mean of a pair's scores, never above the largest:
     # a pair none of whose scores reaches min_score cannot reach it either. The anchor
     # vote can lift such a pair, so every pair with anchor evidence joins the union.
-    voted = [np.zeros(0, np.int64)]
-    if anchor_pairs is not None:
-        sorted_keys["anchors"], sorted_scores["anchors"] = _anchor_scores(profiles, anchor_pairs)
-        voted.append(sorted_keys["anchors"])
-    indexes = index_matches(profiles, params.near_agreement)
-    sorted_keys["index"], sorted_scores["index"] = indexes.a * n + indexes.b, indexes.agreement
-    voted.append(sorted_keys["index"])
     union = np.unique(
-        np.concatenate(voted + [sorted_keys[f][sorted_scores[f] >= min_score] for f in FEATURES])
+        np.concatenate([sorted_keys[name] for name, _ in votes] + [sorted_keys[f][sorted_scores[f] >= min_score] for f in FEATURES])
     )
-    dense = {}
-    for name in FEATURES:
-        at = _lookup(sorted_keys[name], union)
-        dense[name] = np.zeros(union.size)
-        dense[name][at >= 0] = sorted_scores[name][at[at >= 0]]
+    names = list(FEATURES) + [name for name, _ in votes]
+    dense = {name: _dense(sorted_keys[name], sorted_scores[name], union) for name in names}
     a, b = np.divmod(union, n) if n else (union, union)
+    combined = _combined(profiles, params.weights, dense, a, b, votes)
+    # Sums run in an order that follows the input's; rounding keeps ties tied.
+    combined = np.round(np.clip(combined, 0.0, 1.0), 12)
+    dense = {name: np.round(column, 12) for name, column in dense.items()}
+    where_index = _lookup(sorted_keys["index"], union)
+    return _aligned_evidence(profiles, aligned, indexes, where_index, union, a, b, dense, combined)
 
-    weights = params.weights
+
+def _dense(sorted_keys: np.ndarray, sorted_scores: np.ndarray, union: np.ndarray) -> np.ndarray:
+    """The scores of the pairs ``union`` (0 where a pair has none)."""
+    at = _lookup(sorted_keys, union)
+    column = np.zeros(union.size)
+    column[at >= 0] = sorted_scores[at[at >= 0]]
+    return column
+
+
+def _combined(
+    profiles: Sequence[HostProfile], weights: dict[str, float], dense: dict[str, np.ndarray], a: np.ndarray, b: np.ndarray,
+    votes: list[tuple[str, float]],
+) -> np.ndarray:
+    """The weighted mean of the feature scores (content left out where a host has no
+    content known), each vote then lifting it by its share of what is left below 1."""
     has_content = np.array([bool(p.fingerprints) or bool(p.signatures) for p in profiles], bool)
     content_counts = has_content[a] & has_content[b]
     total = sum(weights.values()) - weights["content"] * ~content_counts
     combined = sum(weights[name] * dense[name] for name in FEATURES) / np.where(total > 0, total, 1.0)
-    for name, vote in (("anchors", anchor_vote), ("index", INDEX_VOTE)):
-        if name not in sorted_keys:
-            continue
-        at = _lookup(sorted_keys[name], union)
-        dense[name] = np.zeros(union.size)
-        dense[name][at >= 0] = sorted_scores[name][at[at >= 0]]
+    for name, vote in votes:
         combined = combined + vote * dense[name] * (1.0 - np.clip(combined, 0.0, 1.0))
-    # Sums run in an order that follows the input's; rounding keeps ties tied.
-    combined = np.round(np.clip(combined, 0.0, 1.0), 12)
-    dense = {name: np.round(column, 12) for name, column in dense.items()}
+    return combined
 
+
+def _aligned_evidence(
+    profiles: Sequence[HostProfile], aligned: AlignedScores, indexes: IndexMatches, where_index: np.ndarray,
+    union: np.ndarray, a: np.ndarray, b: np.ndarray, dense: dict[str, np.ndarray], combined: np.ndarray,
+) -> _Evidence:
+    """The evidence of the pairs ``union``, with where each copy sits: the aligned
+    prefixes and their page counts, or matching index pages."""
+    n = np.int64(len(profiles))
     pages = np.array([len(set(p.paths)) for p in profiles], np.int64)
     pages_a, pages_b = pages[a], pages[b]
     shared, matched = np.zeros(union.size, np.int64), np.zeros(union.size, np.int64)
@@ -281,8 +298,8 @@ def _evidence(
         prefix_a[index], prefix_b[index] = aligned.prefixes[view_a], aligned.prefixes[view_b]
     # Where no page matched under the aligned prefixes, matching index pages say where
     # the copy sits (module docstring).
-    where = _lookup(sorted_keys["index"], union)
-    for index, at_index in zip(np.flatnonzero((where >= 0) & (matched == 0)).tolist(), where[(where >= 0) & (matched == 0)].tolist()):
+    unplaced = (where_index >= 0) & (matched == 0)
+    for index, at_index in zip(np.flatnonzero(unplaced).tolist(), where_index[unplaced].tolist()):
         prefix_a[index], prefix_b[index] = indexes.prefix_a[at_index], indexes.prefix_b[at_index]
     name_rank = np.argsort(np.argsort([p.name for p in profiles], kind="stable"))
     return _Evidence(a, b, name_rank, dense, combined, prefix_a, prefix_b, pages_a, pages_b, shared, matched)

@@ -77,11 +77,14 @@ import itertools
 import math
 import re
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import tldextract
+
+from mirrorscope.detectors.host_keys import strip_port
+from mirrorscope.detectors.runs import run_pairs, runs
 
 __all__ = [
     "FEATURES",
@@ -174,15 +177,9 @@ class MirrorParams:
 # --------------------------------------------------------------------------- terms
 
 
-def _strip_port(name: str) -> str:
-    if name.startswith("["):  # an IPv6 literal, "[::1]:8080"
-        return name[1 : name.find("]")] if "]" in name else name[1:]
-    return name.rsplit(":", 1)[0] if name.count(":") == 1 else name
-
-
 def hostname_terms(name: str) -> list[str]:
     """Word unigrams and bigrams of a host name, and its public suffix as one term."""
-    host = _strip_port(name).lower().rstrip(".")
+    host = strip_port(name).lower().rstrip(".")
     parts = _EXTRACT(host)
     words = _TERM.findall(f"{parts.subdomain}.{parts.domain}") if parts.suffix else _TERM.findall(host)
     terms = words + [f"{a} {b}" for a, b in zip(words, words[1:])]
@@ -242,50 +239,6 @@ def _idf(df: np.ndarray, rows: int) -> np.ndarray:
     return np.log((rows + 1) / np.maximum(df, 1))
 
 
-def _groups(sorted_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Start and size of each run of equal values in a sorted array."""
-    if sorted_keys.size == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
-    sizes = np.diff(np.r_[starts, sorted_keys.size])
-    return starts, sizes
-
-
-def _group_pairs(starts: np.ndarray, sizes: np.ndarray, star: bool = False) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """Index pairs (i, j), i < j, within each group [start, start + size), in chunks.
-
-    All pairs of each group, or with ``star`` each member paired with the first only.
-    """
-    sizes = sizes.astype(np.int64)
-    counts = sizes - 1 if star else sizes * (sizes - 1) // 2
-    ends = np.cumsum(counts)
-    first = 0
-    while first < sizes.size:
-        last = int(np.searchsorted(ends, (ends[first - 1] if first else 0) + _PAIR_BUDGET, side="right"))
-        last = max(last, first + 1)
-        s, d = starts[first:last].astype(np.int64), sizes[first:last]
-        first = last
-        if star:
-            left = np.repeat(s, d - 1)
-            right = left + 1 + _ramp(d - 1)
-            yield left, right
-            continue
-        member_group = np.repeat(np.arange(d.size), d)
-        offset = _ramp(d)
-        member = s[member_group] + offset
-        after = d[member_group] - 1 - offset
-        left = np.repeat(member, after)
-        yield left, left + 1 + _ramp(after)
-
-
-def _ramp(lengths: np.ndarray) -> np.ndarray:
-    """0, 1, ..., n - 1 for each n in ``lengths``, concatenated."""
-    total = int(lengths.sum())
-    if total == 0:
-        return np.zeros(0, np.int64)
-    return np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-
-
 def _sum_by_key(keys: np.ndarray, *values: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
     unique, inverse = np.unique(keys, return_inverse=True)
     return unique, [np.bincount(inverse, weights=v, minlength=unique.size) for v in values]
@@ -323,11 +276,11 @@ def _cosine(rows: np.ndarray, feats: np.ndarray, weights: np.ndarray, n_rows: in
     norms = np.sqrt(np.bincount(rows, weights=weights * weights, minlength=n_rows))
     order = np.lexsort((rows, feats))
     rows, feats, weights = rows[order], feats[order], weights[order]
-    starts, sizes = _groups(feats)
+    starts, sizes = runs(feats)
     keep = (sizes >= 2) & (sizes <= max_df)
     parts = [
         _sum_by_key(rows[i] * np.int64(n_rows) + rows[j], weights[i] * weights[j])
-        for i, j in _group_pairs(starts[keep], sizes[keep])
+        for i, j in run_pairs(starts[keep], sizes[keep], batch=_PAIR_BUDGET)
     ]
     keys, (dots,) = _merge(parts, 1)
     a, b = np.divmod(keys, n_rows)
@@ -406,11 +359,11 @@ def ip_scores(profiles: Sequence[HostProfile], params: MirrorParams) -> PairScor
         feats_a, _ = _ids([keys[level] for keys in addresses if keys is not None])
         order = np.lexsort((rows_a, feats_a))
         rows_a, feats_a = rows_a[order], feats_a[order]
-        starts, sizes = _groups(feats_a)
+        starts, sizes = runs(feats_a)
         keep = (sizes >= 2) & (sizes <= params.max_df)
         group_score = base / (sizes - 1).clip(min=1)
         member_score = np.repeat(group_score, sizes)
-        for i, j in _group_pairs(starts[keep], sizes[keep]):
+        for i, j in run_pairs(starts[keep], sizes[keep], batch=_PAIR_BUDGET):
             parts.append((rows_a[i] * n + rows_a[j], member_score[i]))
     if not parts:
         return _empty_pairs()
@@ -575,42 +528,17 @@ def aligned_scores(profiles: Sequence[HostProfile], params: MirrorParams) -> Ali
     norm_content = np.sqrt(np.bincount(views.entry_view, weights=weight2 * known, minlength=n_views))
 
     order = np.lexsort((views.entry_view, views.entry_rel))
-    starts, sizes = _groups(views.entry_rel[order])
+    starts, sizes = runs(views.entry_rel[order])
     keep = (sizes >= 2) & (sizes <= params.max_df)
     parts = []
-    for i, j in _group_pairs(starts[keep], sizes[keep]):
+    for i, j in run_pairs(starts[keep], sizes[keep], batch=_PAIR_BUDGET):
         i, j = order[i], order[j]
         match = _content_matches(views, page[i], page[j], params.near_agreement)
         parts.append(_view_pair_sums(views, i, j, weight2, match))
-
-    # Identical pages under a relative path too common to enumerate: pair the copies.
-    common = order[np.repeat(sizes > params.max_df, sizes)]
-    common = common[views.has_fingerprint[page[common]]]
-    if common.size:
-        fingerprint = views.fingerprint[page[common]]
-        common = common[np.lexsort((views.entry_view[common], fingerprint, views.entry_rel[common]))]
-        rel, fingerprint = views.entry_rel[common], views.fingerprint[page[common]]
-        boundary = np.r_[True, (rel[1:] != rel[:-1]) | (fingerprint[1:] != fingerprint[:-1])]
-        copy_starts = np.flatnonzero(boundary)
-        copy_sizes = np.diff(np.r_[copy_starts, common.size])
-        for star in (False, True):
-            chosen = (copy_sizes >= 2) & ((copy_sizes > params.max_df) if star else (copy_sizes <= params.max_df))
-            for i, j in _group_pairs(copy_starts[chosen], copy_sizes[chosen], star=star):
-                i, j = common[i], common[j]
-                parts.append(_view_pair_sums(views, i, j, weight2, np.ones(i.size, bool)))
+    parts += _common_copies(views, order[np.repeat(sizes > params.max_df, sizes)], weight2, params.max_df)
 
     keys, (path_dot, content_dot, shared, matched) = _merge(parts, 4)
-    u, v = np.divmod(keys, n_views)
-    swap = views.host[u] > views.host[v]
-    u, v = np.where(swap, v, u), np.where(swap, u, v)
-    host_key = views.host[u] * np.int64(len(profiles)) + views.host[v]
-    prefix_length = np.array([len(p) for p in views.prefix], np.int64)
-    # Per host pair: the most shared relative paths, content matches counted twice, then
-    # the most matches, then the shortest prefixes.
-    best = np.lexsort((u, v, prefix_length[u] + prefix_length[v], -matched, -(shared + matched), host_key))
-    if best.size:
-        best = best[np.r_[True, host_key[best][1:] != host_key[best][:-1]]]
-    u, v = u[best], v[best]
+    u, v, best = _best_alignment(views, keys, shared, matched, len(profiles))
     shared, matched = shared[best], matched[best]
     content_norm = norm_content[u] * norm_content[v]
     paths = np.minimum(path_dot[best] / (norm_paths[u] * norm_paths[v]), 1.0)
@@ -631,6 +559,48 @@ def aligned_scores(profiles: Sequence[HostProfile], params: MirrorParams) -> Ali
         paths=paths,
         content=content,
     )
+
+
+def _common_copies(
+    views: _Views, common: np.ndarray, weight2: np.ndarray, max_df: int
+) -> list[tuple[np.ndarray, list[np.ndarray]]]:
+    """View-pair sums of the identical pages under relative paths too common to
+    enumerate (the entries ``common``): all copies paired when at most ``max_df``, else
+    every copy with the first."""
+    page = views.entry_page
+    common = common[views.has_fingerprint[page[common]]]
+    if not common.size:
+        return []
+    fingerprint = views.fingerprint[page[common]]
+    common = common[np.lexsort((views.entry_view[common], fingerprint, views.entry_rel[common]))]
+    rel, fingerprint = views.entry_rel[common], views.fingerprint[page[common]]
+    boundary = np.r_[True, (rel[1:] != rel[:-1]) | (fingerprint[1:] != fingerprint[:-1])]
+    copy_starts = np.flatnonzero(boundary)
+    copy_sizes = np.diff(np.r_[copy_starts, common.size])
+    parts = []
+    for chosen in (copy_sizes <= max_df, copy_sizes > max_df):
+        for i, j in run_pairs(copy_starts[chosen], copy_sizes[chosen], star_above=max_df, batch=_PAIR_BUDGET):
+            i, j = common[i], common[j]
+            parts.append(_view_pair_sums(views, i, j, weight2, np.ones(i.size, bool)))
+    return parts
+
+
+def _best_alignment(
+    views: _Views, keys: np.ndarray, shared: np.ndarray, matched: np.ndarray, n_hosts: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The views (u, v) of each host pair's best alignment, host of u < host of v, and
+    the index of their view pair in ``keys``."""
+    u, v = np.divmod(keys, views.host.size)
+    swap = views.host[u] > views.host[v]
+    u, v = np.where(swap, v, u), np.where(swap, u, v)
+    host_key = views.host[u] * np.int64(n_hosts) + views.host[v]
+    prefix_length = np.array([len(p) for p in views.prefix], np.int64)
+    # Per host pair: the most shared relative paths, content matches counted twice, then
+    # the most matches, then the shortest prefixes.
+    best = np.lexsort((u, v, prefix_length[u] + prefix_length[v], -matched, -(shared + matched), host_key))
+    if best.size:
+        best = best[np.r_[True, host_key[best][1:] != host_key[best][:-1]]]
+    return u[best], v[best], best
 
 
 def all_feature_scores(

@@ -229,19 +229,8 @@ def judge(
     from_a = [o for o in ranked if o.exists_a is True][:k]
     from_b = [o for o in ranked if o.exists_b is True][:k]
 
-    def tally(sample: list[Observation], other_exists: str) -> tuple[int, int, int]:
-        checked = matched = unknown = 0
-        for o in sample:
-            exists, kind = getattr(o, other_exists), outcome[id(o)]
-            if exists is None or (exists and kind is None):
-                unknown += 1
-                continue
-            checked += 1
-            matched += bool(exists) and kind in _MATCHES
-        return checked, matched, unknown
-
-    checked_ab, matched_ab, unknown_ab = tally(from_a, "exists_b")
-    checked_ba, matched_ba, unknown_ba = tally(from_b, "exists_a")
+    checked_ab, matched_ab, unknown_ab = _tally(from_a, "exists_b", outcome)
+    checked_ba, matched_ba, unknown_ba = _tally(from_b, "exists_a", outcome)
     seen = {id(o): o for o in from_a + from_b}
     kinds = [outcome[i] for i, o in seen.items() if o.exists_a and o.exists_b]
     identical, near, contained = kinds.count("identical"), kinds.count("near"), kinds.count("contained")
@@ -249,12 +238,11 @@ def judge(
     g = matched_ba / checked_ba if checked_ba else None
 
     reasons: list[str] = []
-    decided = True
     sides = (("A", from_a, checked_ab, unknown_ab), ("B", from_b, checked_ba, unknown_ba))
     for side, sample, checked, unknown in sides:
         if not checked or unknown > len(sample) / 2:
-            decided = False
             reasons.append(f"{side}: {checked} sampled paths checked, {unknown} unknown: not enough to decide")
+    decided = not reasons
     level = "none"
     if decided:
         assert f is not None and g is not None
@@ -264,42 +252,46 @@ def judge(
             f"{identical} identical, {near} near-identical (signature agreement >= {near_agreement}), "
             f"{contained} contained (containment >= {min_containment}) pages"
         )
-        if identical + near + contained < min_matched:
-            reasons.append(f"only {identical + near + contained} matched sampled paths (< {min_matched}): no mirror")
-        elif f >= full and g >= full:
-            level = "full"
-            reasons.append(f"both directions >= {full}")
-        elif (max(f, g) >= full or min(f, g) >= partial) and min(f, g) >= min_coverage:
-            level = "partial"
-            if max(f, g) >= full:
-                small, big = ("B", "A") if f < g else ("A", "B")
-                reasons.append(f"subset mirror: {small} holds about {min(f, g):.0%} of {big}'s pages, all matching")
-            else:
-                reasons.append(f"both directions >= {partial}: overlapping copies")
-        elif max(f, g) >= full:
-            reasons.append(f"only {min(f, g):.0%} of the larger side is mirrored (< {min_coverage:.0%})")
-        else:
-            reasons.append(f"neither direction reaches {full} and not both reach {partial}")
+        level, reason = _level(f, g, identical + near + contained, full, partial, min_matched, min_coverage)
+        reasons.append(reason)
     return MirrorVerdict(
-        a=pair.a,
-        b=pair.b,
-        prefix_a=pair.prefix_a,
-        prefix_b=pair.prefix_b,
-        level=level,
-        decided=decided,
-        fraction_ab=f,
-        fraction_ba=g,
-        checked_ab=checked_ab,
-        matched_ab=matched_ab,
-        checked_ba=checked_ba,
-        matched_ba=matched_ba,
-        identical=identical,
-        near_identical=near,
-        reasons=tuple(reasons),
-        pages_a=pair.pages_a,
-        pages_b=pair.pages_b,
-        contained=contained,
+        a=pair.a, b=pair.b, prefix_a=pair.prefix_a, prefix_b=pair.prefix_b, level=level, decided=decided,
+        fraction_ab=f, fraction_ba=g, checked_ab=checked_ab, matched_ab=matched_ab, checked_ba=checked_ba,
+        matched_ba=matched_ba, identical=identical, near_identical=near, reasons=tuple(reasons),
+        pages_a=pair.pages_a, pages_b=pair.pages_b, contained=contained,
     )
+
+
+def _tally(sample: list[Observation], other_exists: str, outcome: dict[int, str | None]) -> tuple[int, int, int]:
+    """(checked, matched, unknown) of a side's sampled paths on the other side."""
+    checked = matched = unknown = 0
+    for o in sample:
+        exists, kind = getattr(o, other_exists), outcome[id(o)]
+        if exists is None or (exists and kind is None):
+            unknown += 1
+            continue
+        checked += 1
+        matched += bool(exists) and kind in _MATCHES
+    return checked, matched, unknown
+
+
+def _level(
+    f: float, g: float, matched: int, full: float, partial: float, min_matched: int, min_coverage: float
+) -> tuple[str, str]:
+    """The level of a decided pair from the fractions of each side found on the other
+    (f: A's on B, g: B's on A) and its matched pages, and why."""
+    if matched < min_matched:
+        return "none", f"only {matched} matched sampled paths (< {min_matched}): no mirror"
+    if f >= full and g >= full:
+        return "full", f"both directions >= {full}"
+    if (max(f, g) >= full or min(f, g) >= partial) and min(f, g) >= min_coverage:
+        if max(f, g) >= full:
+            small, big = ("B", "A") if f < g else ("A", "B")
+            return "partial", f"subset mirror: {small} holds about {min(f, g):.0%} of {big}'s pages, all matching"
+        return "partial", f"both directions >= {partial}: overlapping copies"
+    if max(f, g) >= full:
+        return "none", f"only {min(f, g):.0%} of the larger side is mirrored (< {min_coverage:.0%})"
+    return "none", f"neither direction reaches {full} and not both reach {partial}"
 
 
 def _outcome(observation: Observation, near_agreement: float, min_containment: float) -> str | None:

@@ -39,7 +39,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["POLY40", "POLY64", "RABIN40", "RABIN64", "Rabin", "ramp"]
+from mirrorscope.detectors.runs import ramp
+
+__all__ = ["POLY40", "POLY64", "RABIN40", "RABIN64", "Rabin"]
 
 #: x^64 + POLY64 is irreducible over GF(2) (the x^64 term is implicit).
 POLY64 = 0x6BF2B5999AA7E58F
@@ -203,14 +205,6 @@ class Rabin:
     def fingerprint(self, data: bytes) -> int:
         """f(data): the Rabin fingerprint of ``data`` with a leading 1."""
         return int(self.fingerprint_many([data])[0])
-
-
-def ramp(lengths: np.ndarray) -> np.ndarray:
-    """0, 1, ..., n_0 - 1, 0, 1, ..., n_1 - 1, ...: positions inside each segment."""
-    if len(lengths) == 1:  # one document: the common single-page call
-        return np.arange(lengths[0], dtype=np.int64)
-    total = int(lengths.sum())
-    return np.arange(total, dtype=np.int64) - (lengths.cumsum() - lengths).repeat(lengths)
 
 
 RABIN64 = Rabin(POLY64, 64)

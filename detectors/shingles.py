@@ -35,7 +35,8 @@ from itertools import chain, count, islice
 
 import numpy as np
 
-from mirrorscope.detectors.rabin import RABIN64, Rabin, ramp
+from mirrorscope.detectors.rabin import RABIN64, Rabin
+from mirrorscope.detectors.runs import ramp
 
 __all__ = [
     "DEFAULT_W",

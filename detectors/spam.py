@@ -9,7 +9,7 @@ the measured value and its threshold ("top-5 term share 0.52 >= 0.3").
 Combining evidence. Each check that fires contributes its ``weight``, read as the
 probability that this evidence alone means spam, and the score is their noisy-OR,
 ``1 − Π(1 − weight)``: independent signals add up, nothing exceeds 1, and the reasons say
-exactly what moved the score. ``SPAM_SCORE`` (0.5) is the verdict's line.
+exactly what moved the score. ``SPAM_SCORE`` is the verdict's line.
 
 Strong and weak evidence. A *strong* check names a technique that ordinary pages do
 not use: keywords hidden from the reader, a page that sends visitors away at once (a
@@ -18,20 +18,14 @@ a dense group of hosts voting for each other (a link farm). One strong check cro
 line alone. The *weak* checks are the content statistics of Ntoulas, Najork, Manasse and
 Fetterly, "Detecting spam web pages through content analysis" (WWW 2006: word counts,
 compressibility, anchor and visible text, popular terms) and the outlier statistics of
-Fetterly, Manasse and Najork, "Spam, damn spam, and statistics" (WebDB 2004). On the
-pages of real documentation sites (Debian's documentation packages: Sphinx, DocBook,
-texinfo, LaTeX2HTML, vim2html, in seven languages; ``docs/CALIBRATION.md``) they fire on
-ordinary pages all the time: an index is mostly links and compresses 9×, a source
-listing repeats its identifiers, a release-notes index repeats "release notes" on every
-line; 13 of 2,696 real pages reached 0.5 on them when they could add up without bound.
-So their noisy-OR is capped at ``WEAK_CAP`` (0.45), with one exception: weak page checks
-belong to families of correlated measures (``text``: the repetition statistics;
-``title``; ``links``; ``meta``; ``hidden``), and ``AGREEING_FAMILIES`` (3) families
-firing on one page are a strong reason of their own (``agreeing-evidence``): on those
-2,696 pages at most two families ever fired together, while a farm's keyword-stuffed
-pages show three to five. A host is condemned by strong evidence only: the weak
-evidence of its pages never adds up to a verdict, however many of them carry some (a
-link directory or an API index is all link lists and repeated names, page after page).
+Fetterly, Manasse and Najork, "Spam, damn spam, and statistics" (WebDB 2004). Ordinary
+documentation pages trip them (``docs/CALIBRATION.md``), so together they stay below
+the line (``WEAK_CAP``), unless weak page checks of several families agree
+(``AGREEING_FAMILIES``: correlated measures of one family count once), which is a strong
+reason of its own (``agreeing-evidence``). A host is condemned by strong evidence only:
+the weak evidence of its pages never adds up to a verdict, however many of them carry
+some (a link directory or an API index is all link lists and repeated names, page after
+page).
 
 Weights are set from what the sources report, from the calibration above and from the
 crafted pages in ``tests/test_spam_detectors.py``; they are not fitted to a labelled
@@ -49,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from mirrorscope.detectors.host_keys import strip_port
 from mirrorscope.detectors.spam_content import PageFeatures, page_features
 from mirrorscope.detectors.spam_links import FarmGroup, link_farms
 
@@ -74,11 +69,16 @@ __all__ = [
 
 #: Score at and above which a page or host is spam.
 SPAM_SCORE = 0.5
-#: Highest score weak evidence alone can give: below the line, whatever adds up...
+#: Highest score weak evidence alone can give: below the line, whatever adds up. On real
+#: documentation sites (Debian's documentation packages: Sphinx, DocBook, texinfo,
+#: LaTeX2HTML, vim2html, in seven languages; ``docs/CALIBRATION.md``) the weak checks
+#: fire on ordinary pages all the time: an index is mostly links and compresses 9×, a
+#: source listing repeats its identifiers, a release-notes index repeats "release notes"
+#: on every line...
 WEAK_CAP = 0.45
 #: ...unless weak page checks of this many families fire together: correlated checks (the
-#: text statistics all measure repetition) count once, and on 2,696 real documentation
-#: pages no more than 2 families ever fired together; stuffed farm pages show 3 to 5.
+#: text statistics all measure repetition) count once, and on those documentation pages
+#: no more than 2 families ever fired together; stuffed farm pages show 3 to 5.
 AGREEING_FAMILIES = 3
 #: The weight of that agreement: strong, it crosses the line alone.
 AGREEMENT_WEIGHT = 0.5
@@ -281,15 +281,9 @@ class HostFeatures:
     anchor_spam_score: float | None
 
 
-def _hostname(host: str) -> str:
-    if host.startswith("["):
-        return host[1 : host.find("]")]
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
-
-
 def hostname_features(host: str) -> tuple[int, int, int, int] | None:
     """(length, dots, dashes, digits) of a host name (port ignored); None for an IP literal."""
-    name = _hostname(host).lower().rstrip(".")
+    name = strip_port(host).lower().rstrip(".")
     try:
         ipaddress.ip_address(name)
     except ValueError:

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from mirrorscope.detectors.edges import edge_arrays
 from mirrorscope.detectors.unionfind import connected_components
 
 __all__ = ["FarmGroup", "link_farms"]
@@ -70,12 +71,7 @@ class FarmGroup:
 
 def _edge_keys(n: int, src: ArrayLike, dst: ArrayLike) -> np.ndarray:
     """Sorted distinct ``src * n + dst`` of the edges without self-links."""
-    s = np.asarray(src, dtype=np.int64).ravel()
-    d = np.asarray(dst, dtype=np.int64).ravel()
-    if s.shape != d.shape:
-        raise ValueError(f"edge arrays differ in length: {s.size} and {d.size}")
-    if s.size and (min(s.min(), d.min()) < 0 or max(s.max(), d.max()) >= n):
-        raise ValueError(f"edge endpoints must lie in [0, {n})")
+    s, d = edge_arrays(n, src, dst)
     keep = s != d
     return np.unique(s[keep] * n + d[keep])
 

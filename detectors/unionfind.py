@@ -25,6 +25,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
+from mirrorscope.detectors.edges import edge_arrays
+
 __all__ = ["connected_components"]
 
 
@@ -35,12 +37,7 @@ def connected_components(n: int, i: ArrayLike, j: ArrayLike, labels: np.ndarray 
     with themselves. ``labels`` continues from an earlier result (for instance of a
     previous batch of edges): components are merged as if all edges had come at once.
     """
-    left = np.asarray(i, dtype=np.int64).ravel()
-    right = np.asarray(j, dtype=np.int64).ravel()
-    if left.shape != right.shape:
-        raise ValueError(f"edge arrays differ in length: {left.size} and {right.size}")
-    if left.size and (min(left.min(), right.min()) < 0 or max(left.max(), right.max()) >= n):
-        raise ValueError(f"edge endpoints must lie in [0, {n})")
+    left, right = edge_arrays(n, i, j)
     if labels is None:
         parent = np.arange(n, dtype=np.int64)
     else:

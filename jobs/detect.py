@@ -1,64 +1,38 @@
-"""Offline detection over a store (``mirror-report detect``): reads sketches, runs the
-detectors, writes their results back. Computes nothing itself."""
+"""``mirror-report detect``: every offline job over a store, in order.
+
+1. ``jobs.duplicates``: near-duplicate page clusters and containment.
+2. ``jobs.similar``: anchor bags, similar URL pairs and their CENTER clusters.
+3. ``jobs.mirrors``: mirrored hosts, ranked with the anchor-bag pairs of step 2 as a
+   vote and validated on the stored sketches.
+4. ``jobs.spam``: every host judged again on the stored evidence, the same-host
+   duplicates of step 1 among it.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
-from mirrorscope.detectors.clustering import cluster_sketches, cluster_super_shingles, containment_pairs
-from mirrorscope.detectors.sketch import DEFAULT_PARAMS, DocumentSketch
+from mirrorscope.jobs.duplicates import DEFAULT_THRESHOLD, detect_duplicates
+from mirrorscope.jobs.mirrors import detect_mirrors
+from mirrorscope.jobs.similar import recompute_anchor_bags
+from mirrorscope.jobs.spam import rejudge_spam
 from mirrorscope.storage.store import Store
 
-#: Broder's experiment clustered at 50% resemblance; pages this close share most text.
-DEFAULT_THRESHOLD = 0.5
-METHODS = ("broder", "center", "super-shingles")
+__all__ = ["detect"]
 
 
-def _load(store: Store) -> tuple[np.ndarray, list[DocumentSketch]]:
-    ids, blobs = store.sketch_blobs(DEFAULT_PARAMS.scheme)
-    sketches = [DocumentSketch.from_bytes(b) for b in blobs]
-    same = [k.params == DEFAULT_PARAMS for k in sketches]
-    return np.asarray([i for i, ok in zip(ids, same) if ok], dtype=np.int64), [k for k, ok in zip(sketches, same) if ok]
-
-
-def _csr(arrays: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    offsets = np.zeros(len(arrays) + 1, dtype=np.int64)
-    np.cumsum([a.size for a in arrays], out=offsets[1:])
-    values = np.concatenate(arrays) if arrays else np.empty(0, dtype=np.uint64)
-    return offsets, values.astype(np.uint64, copy=False)
-
-
-def detect_duplicates(store: Store, threshold: float = DEFAULT_THRESHOLD, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Cluster the store's pages three ways and persist clusters, pairs and containments."""
+def detect(
+    store: Store, threshold: float = DEFAULT_THRESHOLD, progress: Callable[[str], None] | None = None
+) -> dict[str, dict[str, Any]]:
+    """Run the four jobs on ``store`` in order; their summaries by job name."""
     say = progress or (lambda _: None)
-    page_ids, sketches = _load(store)
-    say(f"{len(sketches)} sketches loaded")
-    offsets, values = _csr([k.min_s for k in sketches])
-    whole = np.asarray([k.fingerprint for k in sketches], dtype=np.uint64)
-    results = {
-        "broder": cluster_sketches(page_ids, offsets, values, document_fingerprints=whole, threshold=threshold),
-        "center": cluster_sketches(page_ids, offsets, values, document_fingerprints=whole, threshold=threshold, method="center"),
-    }
-    if sketches:
-        supers = np.stack([k.super_shingles for k in sketches])
-        results["super-shingles"] = cluster_super_shingles(page_ids, supers, document_fingerprints=whole)
-    mod_offsets, mod_values = _csr([k.mod_m for k in sketches])
-    a, b, c = containment_pairs(mod_offsets, mod_values) if sketches else (np.empty(0, int),) * 3
-    contained = [(int(page_ids[x]), int(page_ids[y]), round(float(z), 4)) for x, y, z in zip(a, b, c) if whole[x] != whole[y]]
-    summary: dict[str, Any] = {"pages": len(sketches), "threshold": threshold}
-    for method, clusters in results.items():
-        groups = []
-        for members in clusters.groups(min_size=2):
-            positions = np.searchsorted(page_ids, members)
-            identical = bool((whole[positions] == whole[positions[0]]).all())
-            representative = int(page_ids[clusters.labels[positions[0]]])
-            groups.append((representative, [int(m) for m in members], identical))
-        pairs = [(int(page_ids[x]), int(page_ids[y]), round(float(r), 4)) for x, y, r in zip(clusters.i, clusters.j, clusters.similarity)]
-        store.replace_duplicate_clusters(method, groups, pairs, contained if method == "broder" else [])
-        summary[method] = {"clusters": len(groups), "pages_in_clusters": sum(len(g[1]) for g in groups), "pairs": len(pairs)}
-        say(f"{method}: {len(groups)} clusters")
-    summary["containment_pairs"] = len(contained)
-    return summary
+    say("clustering near-duplicate pages")
+    duplicates = detect_duplicates(store, threshold, progress=say)
+    say("anchor bags: signatures, similar URL pairs, CENTER clusters")
+    similar = recompute_anchor_bags(store, progress=say)
+    say("ranking and validating mirror candidates on stored sketches")
+    mirrors = detect_mirrors(store)
+    say("judging hosts for spam on the stored evidence")
+    spam = rejudge_spam(store)
+    return {"duplicates": duplicates, "similar": similar, "mirrors": mirrors, "spam": spam}

@@ -14,24 +14,22 @@ fetched to have a bag.
   what the store held.
 * During a crawl ``crawler.anchor_bags.AnchorBagPipeline`` keeps the stored signatures
   of the bags new links touch up to date (against a snapshot retaken as the crawl
-  doubles), without pairs or clusters.
+  doubles), without pairs or clusters, in a worker process (``crawler.anchor_worker``)
+  that builds its bags with ``bags_from_store`` and ``signature_rows``.
 * ``similar_urls`` scans the stored signatures made with the current parameters when
   the URL has one, and otherwise recomputes every bag from the store (nothing stored).
 """
 
 from __future__ import annotations
 
-import multiprocessing
-import multiprocessing.connection
-import os
-import threading
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from mirrorscope.detectors.anchor_lsh import similar_pairs, similar_to
-from mirrorscope.detectors.anchors import DEFAULT_PARAMS, AnchorParams, ChangedSignatures, UrlBags
+from mirrorscope.detectors.anchors import DEFAULT_PARAMS, AnchorParams
+from mirrorscope.detectors.url_bags import ChangedSignatures, UrlBags
 from mirrorscope.detectors.center import center_clusters
 from mirrorscope.storage.store import Store
 
@@ -115,89 +113,3 @@ def similar_urls(store: Store, url: str, limit: int = 10, params: AnchorParams =
     rows, similarity = similar_to(signatures[target], signatures, params.min_agreement)
     found = [(r, s) for r, s in zip(rows.tolist(), similarity.tolist()) if r != target]
     return [{"url": urls[r], "similarity": round(s, 4)} for r, s in found[:limit]]
-
-
-def _leave_with_the_crawl() -> None:
-    """In a worker process, end the process as soon as the crawl's process is gone.
-
-    A crawl killed with SIGKILL never sends ``close``, and the worker may then be blocked
-    anywhere: in a store write, or half-way through a message whose rest never comes (the
-    worker holds the inbox pipe's write end too, so no end of file arrives). A thread that
-    waits on the parent's sentinel ends it wherever it is; what it had not flushed is
-    rebuilt from the store on resume, and a store write cut short is rolled back.
-    """
-    parent = multiprocessing.parent_process()
-    if parent is None:  # called in the crawl's own process (tests): nothing to outlive
-        return
-
-    def watch() -> None:
-        multiprocessing.connection.wait([parent.sentinel])
-        os._exit(0)
-
-    threading.Thread(target=watch, name="mirrorscope-parent-watch", daemon=True).start()
-
-
-def maintain_bags(
-    database_url: str, params: AnchorParams, flush_pages: int, resume_from: tuple[int, int] | None, inbox: Any, outbox: Any
-) -> None:
-    """The crawl's anchor-bag worker, run in a process of its own
-    (``crawler.anchor_bags.AnchorBagPipeline``): takes messages from ``inbox`` until
-    ``("close",)``, then puts its counters (or ``{"error": text}``) on ``outbox``.
-
-    ``("pages", targets, anchors, befores, afters, titles, pages)``: one entry per link,
-    (URL, title) pairs and the number of pages they came from; ``("flush",)``: store the
-    signatures of the bags changed since the last flush (also every ``flush_pages`` pages
-    and at close). A resumed crawl (``resume_from``: the store's high water when the crawl
-    opened) first rebuilds the bags of what the store held then; the pages stored since
-    arrive as messages and are not counted twice.
-    """
-    import time
-    import traceback
-
-    stats: dict[str, float] = {
-        "absorb_cpu_seconds": 0.0, "flush_seconds": 0.0, "signatures_written": 0, "snapshots": 0, "urls": 0, "pages": 0,
-    }
-    _leave_with_the_crawl()
-    store = None
-    try:
-        store = Store(database_url, migrate=False)
-        bags = bags_from_store(store, params, resume_from) if resume_from is not None else UrlBags(params)
-        since = 0
-
-        def flush() -> None:
-            started = time.monotonic()
-            changed = bags.changed_signatures()
-            if changed.urls:
-                store.write_anchor_signatures(signature_rows(changed, params))
-            stats["signatures_written"] += len(changed.urls)
-            stats["snapshots"] += int(changed.refreshed)
-            stats["flush_seconds"] += time.monotonic() - started
-
-        while True:
-            message = inbox.get()
-            if message[0] == "pages":
-                started = time.process_time()
-                targets, anchors, befores, afters, titles, pages = message[1:]
-                if targets:
-                    bags.add_links(targets, anchors, befores, afters)
-                for url, title in titles:
-                    bags.add_title(url, title)
-                stats["absorb_cpu_seconds"] += time.process_time() - started
-                stats["pages"] += pages
-                since += pages
-                if since >= flush_pages:
-                    since = 0
-                    flush()
-            elif message[0] == "flush":
-                since = 0
-                flush()
-            elif message[0] == "close":
-                flush()
-                break
-        stats["urls"] = len(bags)
-        outbox.put({name: round(value, 3) if isinstance(value, float) else value for name, value in stats.items()})
-    except Exception:
-        outbox.put({"error": traceback.format_exc(limit=5)})
-    finally:
-        if store is not None:
-            store.close()

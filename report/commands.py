@@ -87,27 +87,18 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_detect(args: argparse.Namespace) -> int:
-    from mirrorscope.jobs.detect import detect_duplicates
+    from mirrorscope.jobs.detect import detect
 
     if not 0.0 < args.threshold <= 1.0:
         raise UsageError(f"--threshold must be in (0, 1], not {args.threshold}")
-    from mirrorscope.jobs.host_spam import rejudge_spam
-    from mirrorscope.jobs.mirrors import detect_mirrors
-    from mirrorscope.jobs.similar import recompute_anchor_bags
-
     store = _open_store(args.db)
     console = Console(stderr=True)
     try:
         with console.status("clustering near-duplicate pages") as status:
-            summary = detect_duplicates(store, args.threshold, progress=lambda text: status.update(safe_text(text)))
-            status.update("anchor bags: signatures, similar URL pairs, CENTER clusters")
-            anchors = recompute_anchor_bags(store, progress=lambda text: status.update(safe_text(text)))
-            status.update("ranking and validating mirror candidates on stored sketches")
-            mirrors = detect_mirrors(store)
-            status.update("judging hosts for spam on the stored evidence")
-            spam = rejudge_spam(store)
+            results = detect(store, args.threshold, progress=lambda text: status.update(safe_text(text)))
     finally:
         store.close()
+    summary, anchors, mirrors, spam = results["duplicates"], results["similar"], results["mirrors"], results["spam"]
     console.print(f"mirrors: {mirrors['mirrors']} of {mirrors['pairs_judged']} candidate pairs, {mirrors['clusters']} clusters")
     console.print(f"spam: {spam['flagged']} of {spam['hosts']} hosts flagged")
     for method in ("broder", "center", "super-shingles"):
@@ -179,7 +170,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     crawl = crawl_sandbox(args.seed, args.port, args.world, url, console)
     store = _open_store(url)
     try:
-        from mirrorscope.jobs.detect import detect_duplicates
+        from mirrorscope.jobs.duplicates import detect_duplicates
 
         detect_duplicates(store)
         report = build_report(store)

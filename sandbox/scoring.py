@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from mirrorscope.detectors.host_keys import strip_port
+
 from .truth import is_copied
 
 #: At most this many missed URLs of original content are listed (the demo prints each).
@@ -18,7 +20,7 @@ MISSING_SHOWN = 20
 
 def _name(host: str) -> str:
     """``host`` (a host name, with or without its port) without the port."""
-    return host.split(":")[0]
+    return strip_port(host)
 
 
 def _names(hosts: Iterable[str]) -> set[str]:

@@ -19,30 +19,25 @@ from mirrorscope.detectors.anchor_lsh import (
     DEFAULT_K,
     DEFAULT_L,
     EMPTY,
-    candidate_probability,
     lsh_tables,
     similar_pairs,
     similar_to,
 )
-from mirrorscope.detectors import anchors
-from mirrorscope.detectors.anchors import (
-    DEFAULT_CAP,
-    DEFAULT_M,
-    DEFAULT_SCALE,
-    DEFAULT_SEED,
+from mirrorscope.detectors import url_bags
+from mirrorscope.detectors.anchor_bags import (
     BagBuilder,
     Bags,
-    Idf,
-    UrlBags,
     Vocabulary,
     bags_from_arrays,
-    cluster_bags,
-    merge_bags,
     fragment_terms,
-    minhash_signatures,
-    multiplicities,
+    merge_bags,
     title_terms,
 )
+from mirrorscope.detectors.anchors import cluster_bags
+from mirrorscope.detectors.lsh import candidate_probability
+from mirrorscope.detectors.tfidf import DEFAULT_CAP, DEFAULT_SCALE, Idf, multiplicities
+from mirrorscope.detectors.url_bags import UrlBags
+from mirrorscope.detectors.weighted_minhash import DEFAULT_M, DEFAULT_SEED, minhash_signatures
 from mirrorscope.detectors.canonical import canonical_document
 from mirrorscope.detectors.center import center_clusters
 from mirrorscope.detectors.minhash import splitmix64
@@ -333,8 +328,8 @@ def test_lsh_tables_and_probability() -> None:
     assert not (tables == lsh_tables(DEFAULT_M, seed=1)).all()
     # Positions are spread over the whole signature.
     assert len(np.unique(tables)) > 70
-    assert candidate_probability(0.5) > 1 - 1e-7
-    assert candidate_probability(0.2) == pytest.approx(0.634, abs=0.001)
+    assert candidate_probability(0.5, bands=DEFAULT_L, rows=DEFAULT_K) > 1 - 1e-7
+    assert candidate_probability(0.2, bands=DEFAULT_L, rows=DEFAULT_K) == pytest.approx(0.634, abs=0.001)
     with pytest.raises(ValueError):
         lsh_tables(2, k=3)
 
@@ -614,7 +609,7 @@ def test_add_fragments_equals_add_fragment_link_by_link(window: int) -> None:
 
 @pytest.mark.parametrize("slice_bags", [2048, 7])
 def test_url_bags_give_full_recompute_signatures_and_retake_the_snapshot_on_doubling(slice_bags: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(anchors, "SIGN_SLICE_BAGS", slice_bags)  # 7: signed and counted in many slices
+    monkeypatch.setattr(url_bags, "SIGN_SLICE_BAGS", slice_bags)  # 7: signed and counted in many slices
     rng = np.random.default_rng(12)
     urls = [f"http://h{i % 3}.test/p{i}" for i in range(60)]
     links = [(urls[int(i)], a, b, f) for i, a, b, f in random_links(rng, list(range(30)), 400)]

@@ -10,8 +10,11 @@ from urllib.parse import urlsplit
 import numpy as np
 from sqlalchemy import inspect
 
-from mirrorscope.jobs.similar import bags_from_store, maintain_bags, recompute_anchor_bags, similar_urls, stored_signatures
-from mirrorscope.detectors.anchors import DEFAULT_PARAMS, DEFAULT_SEED, BagBuilder, cluster_bags, fragment_terms
+from mirrorscope.crawler.anchor_worker import maintain_bags
+from mirrorscope.jobs.similar import bags_from_store, recompute_anchor_bags, similar_urls, stored_signatures
+from mirrorscope.detectors.anchor_bags import BagBuilder, fragment_terms
+from mirrorscope.detectors.anchors import DEFAULT_PARAMS, cluster_bags
+from mirrorscope.detectors.weighted_minhash import DEFAULT_SEED
 from mirrorscope.storage.db import downgrade, make_engine, upgrade
 from mirrorscope.storage.records import LinkRecord
 from mirrorscope.storage.store import Store

@@ -362,7 +362,7 @@ def test_demo_runs_within_a_minute_and_leaves_no_process(tmp_path: Path) -> None
 
 HALF_SENT_CRAWL = """
 import multiprocessing, os, signal, struct, sys
-from mirrorscope.jobs.similar import maintain_bags
+from mirrorscope.crawler.anchor_worker import maintain_bags
 from mirrorscope.detectors.anchors import DEFAULT_PARAMS
 
 if __name__ == "__main__":
@@ -531,7 +531,7 @@ def test_detection_over_hostile_stores(db_url: str) -> None:
     """An empty store, a store of one page and a store of identical pages all work."""
     from datetime import datetime, timezone
 
-    from mirrorscope.jobs.detect import detect_duplicates
+    from mirrorscope.jobs.duplicates import detect_duplicates
     from mirrorscope.jobs.mirrors import detect_mirrors
     from mirrorscope.crawler.pipelines import sketch_record
     from mirrorscope.detectors.sketch import sketch_tokens

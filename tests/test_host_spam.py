@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mirrorscope.jobs.host_spam import rejudge_spam
+from mirrorscope.jobs.spam import rejudge_spam
 from mirrorscope.storage.store import Store
 from tests.conftest import mirror_report
 from tests.test_store import page

@@ -16,7 +16,7 @@ from mirrorscope.sandbox import Host, SandboxServer, World, build_full_world
 from mirrorscope.sandbox.markup import document, html_resource
 from mirrorscope.sandbox.sites.spam import cloak_for
 from mirrorscope.sandbox.text import Prose
-from mirrorscope.jobs.host_spam import rejudge_spam
+from mirrorscope.jobs.spam import rejudge_spam
 from mirrorscope.crawler.spam import SpamMonitor
 from mirrorscope.detectors.spam import host_features
 from mirrorscope.storage.store import Store

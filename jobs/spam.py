@@ -27,6 +27,7 @@ import numpy as np
 
 from mirrorscope.crawler.hosts import registrable_domain
 from mirrorscope.detectors.anchor_spam import AnchorSpamVerdict, anchor_spam
+from mirrorscope.detectors.host_keys import strip_port
 from mirrorscope.detectors.spam import SPAM_SCORE, FarmGroup, HostEvidence, Verdict, host_verdict, link_farms
 from mirrorscope.storage.records import PageRecord
 
@@ -97,7 +98,7 @@ class HostJudge:
         """The state of host ``name`` (``host:port``), made on first sight."""
         state = self.hosts.get(name)
         if state is None:
-            state = self.hosts[name] = HostState(domain or registrable_domain(name.rsplit(":", 1)[0]), self.sample)
+            state = self.hosts[name] = HostState(domain or registrable_domain(strip_port(name)), self.sample)
         if ip and state.ip is None:
             state.ip = ip
             self.ip_hosts.setdefault(ip, set()).add(name)
@@ -205,7 +206,7 @@ class HostJudge:
         index = {name: i for i, name in enumerate(names)}
         src = np.fromiter((index[s] for s, ts in self.graph.items() for _ in ts), dtype=np.int64)
         dst = np.fromiter((index[t] for ts in self.graph.values() for t in ts), dtype=np.int64)
-        domains = [self.hosts[n].domain if n in self.hosts else registrable_domain(n.rsplit(":", 1)[0]) for n in names]
+        domains = [self.hosts[n].domain if n in self.hosts else registrable_domain(strip_port(n)) for n in names]
         for group in link_farms(len(names), src, dst, domains=domains):
             for member in group.members:
                 host = names[member]
