@@ -18,7 +18,7 @@ from mirrorscope.sandbox import Host, Resource, SandboxServer, World, build_worl
 from mirrorscope.sandbox.markup import document, html_resource
 from mirrorscope.jobs.similar import stored_signatures
 from mirrorscope.storage.store import Store
-from tests.conftest import ROOT, crawl_world, mirror_report, scrapy_crawl
+from tests.helpers import ROOT, crawl_world, mirror_report, scrapy_crawl
 
 # The sandbox's names for outcomes the crawler names differently.
 TRUTH_OUTCOME = {"garbage": "binary", "reset": "connection-lost"}

@@ -22,7 +22,7 @@ from mirrorscope.sandbox import Host, Resource, SandboxServer, World, build_real
 from mirrorscope.sandbox.model import PORT_MARK
 from mirrorscope.sandbox import realnames as n
 from mirrorscope.storage.store import Store
-from tests.conftest import requires_real_pages, scrapy_crawl
+from tests.helpers import requires_real_pages, scrapy_crawl
 
 pytestmark = [pytest.mark.timeout(600), requires_real_pages]
 

@@ -17,7 +17,7 @@ from mirrorscope.crawler.frontier import FrontierMiddleware
 from mirrorscope.crawler.items import PageItem
 from mirrorscope.crawler.pipelines import StorePipeline, unwritten_pages
 from mirrorscope.storage.store import Store
-from tests.test_store import page
+from tests.helpers import page
 
 
 def test_a_batch_is_written_once_its_pages_hold_store_batch_links(tmp_path: Path) -> None:
