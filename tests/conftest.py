@@ -1,22 +1,19 @@
-"""Shared fixtures: a real SQLite file and a real PostgreSQL schema, and the sandbox."""
+"""Shared fixtures: a real SQLite file and a real PostgreSQL schema, and a sandbox world
+served on loopback with its ground truth. Helpers that tests call directly are in
+``tests/helpers.py``."""
 
 from __future__ import annotations
 
 import os
 import socket
-import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from scrapy import Spider
-from scrapy.crawler import Crawler
-from scrapy.utils.test import get_crawler
 
-ROOT = Path(__file__).resolve().parent.parent
+from mirrorscope.sandbox import SandboxServer, World, build_world
+
 PG_HOST, PG_PORT, PG_DB = "127.0.0.1", 5432, os.environ.get("MIRRORSCOPE_TEST_PG_DB", "test")
 
 
@@ -56,54 +53,24 @@ def db_url(request: pytest.FixtureRequest) -> str:
     return request.getfixturevalue(f"{request.param}_url")
 
 
-def run_cli(*args: str, timeout: float = 240, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    """Run a command of the project (``scrapy`` or ``mirror-report``) from the checkout."""
-    full_env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"} | (env or {})
-    return subprocess.run(args, cwd=ROOT, env=full_env, capture_output=True, text=True, timeout=timeout)
+# -- the sandbox: a world, served on 127.0.1.x, and its ground truth ------------------------
+# A test module that needs another world overrides `world`; `server` and `truth` follow.
 
 
-def scrapy_crawl(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
-    return run_cli(sys.executable, "-m", "scrapy", "crawl", "web", *args, timeout=timeout)
+@pytest.fixture(scope="module")
+def world() -> World:
+    """The standard world (``build_world(0)``), built once per module."""
+    return build_world(0)
 
 
-def mirror_report(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
-    return run_cli(sys.executable, "-m", "mirrorscope.report.cli", *args, timeout=timeout)
+@pytest.fixture(scope="module")
+def server(world: World) -> Iterator[SandboxServer]:
+    """The module's world served over real sockets, on a free port."""
+    with SandboxServer(world) as running:
+        yield running
 
 
-def crawl_world(world: Any, tmp_path: Path, db_url: str, *extra: str) -> tuple[subprocess.CompletedProcess, list[tuple[str, str]]]:
-    """Serve a small ``sandbox.World`` on loopback and crawl it with the defaults;
-    (the finished crawl, the server's requests as (host name, path))."""
-    from mirrorscope.sandbox import SandboxServer
-
-    with SandboxServer(world, port=0) as server:
-        hosts_file, seeds_file = tmp_path / "hosts", tmp_path / "seeds.txt"
-        hosts_file.write_text(world.hosts_file_text())
-        seeds_file.write_text("\n".join(world.seeds(server.port)) + "\n")
-        result = scrapy_crawl("-a", f"seeds={seeds_file}", "-s", f"HOSTS_FILE={hosts_file}", "-s", "ALLOW_PRIVATE_ADDRESSES=True",
-                              "-s", f"DATABASE_URL={db_url}", "-s", "LOG_LEVEL=WARNING", *extra)
-        assert result.returncode == 0, result.stderr[-3000:]
-        return result, [(host.split(":")[0], path) for _, host, path in server.request_log()]
-
-
-def _real_pages_missing() -> str | None:
-    from mirrorscope.sandbox.realpages import MissingPackages, require
-
-    try:
-        require()
-    except MissingPackages as exc:
-        return str(exc)
-    return None
-
-
-#: Tests on the real-page corpus need Debian's documentation packages (.ci/run installs
-#: them); without them they are skipped, saying which to install.
-requires_real_pages = pytest.mark.skipif(_real_pages_missing() is not None, reason=_real_pages_missing() or "")
-
-
-def project_crawler(**overrides: Any) -> Crawler:
-    """A crawler that does not crawl, on the project's settings (so with the crawl's
-    ``CrawlContext`` and every default), for the unit tests of its components."""
-    import mirrorscope.settings as project
-
-    values = {name: getattr(project, name) for name in dir(project) if name.isupper()}
-    return get_crawler(Spider, settings_dict={**values, **overrides})
+@pytest.fixture(scope="module")
+def truth(world: World, server: SandboxServer) -> dict:
+    """The ground truth of the served world, its URLs on the server's port."""
+    return world.ground_truth(server.port)

@@ -18,7 +18,7 @@ from mirrorscope.detectors.weighted_minhash import DEFAULT_SEED
 from mirrorscope.storage.db import downgrade, make_engine, upgrade
 from mirrorscope.storage.records import LinkRecord
 from mirrorscope.storage.store import Store
-from tests.test_store import page
+from tests.helpers import page
 
 DOCS = "library reference for the python standard modules and their functions"
 RECIPES = "bake the bread slowly in a hot oven with flour water salt"

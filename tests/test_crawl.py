@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -18,7 +19,7 @@ from mirrorscope.sandbox import Host, Resource, SandboxServer, World, build_worl
 from mirrorscope.sandbox.markup import document, html_resource
 from mirrorscope.jobs.similar import stored_signatures
 from mirrorscope.storage.store import Store
-from tests.conftest import ROOT, crawl_world, mirror_report, scrapy_crawl
+from tests.helpers import ROOT, crawl_world, mirror_report, scrapy_crawl
 
 # The sandbox's names for outcomes the crawler names differently.
 TRUTH_OUTCOME = {"garbage": "binary", "reset": "connection-lost"}
@@ -128,10 +129,10 @@ def test_duplicates_are_recorded_and_their_links_not_followed(sandbox: Sandbox, 
     for page in duplicates:
         original = by_id[page["duplicate_of_id"]]
         assert original["id"] < page["id"] or original["fetched_at"] <= page["fetched_at"]
-        if page["duplicate_kind"] == "identical":
-            assert sketches[page["url"]]["sketch"].fingerprint == sketches[original["url"]]["sketch"].fingerprint
-        else:
-            assert page["duplicate_score"] >= 0.8
+        # The standard world's copies keep their originals' text, so every duplicate is an
+        # identical one (a near one: test_a_near_duplicate_is_recorded_and_its_links_not_followed).
+        assert page["duplicate_kind"] == "identical" and page["duplicate_score"] == 1.0, page["url"]
+        assert sketches[page["url"]]["sketch"].fingerprint == sketches[original["url"]]["sketch"].fingerprint
     # Nothing whose content exists nowhere else is lost; the mirror sides are mostly not fetched.
     expected = sandbox.expected_urls()
     unique = {u for u in expected if not sandbox.on_mirror_side(u)}
@@ -294,6 +295,42 @@ def test_a_redirect_loop_costs_one_fetch_per_url_and_a_chain_is_followed(tmp_pat
     assert outcomes["/loop-a"][1].startswith("redirect loop: back to http://www.moving-house.org:")
     assert stats["mirrorscope/redirect_loops_cut"] == 2
     assert (outcomes["/old"][0], outcomes["/older"][0], outcomes["/new.html"][0]) == ("redirect", "redirect", "ok")
+
+
+def test_a_near_duplicate_is_recorded_and_its_links_not_followed(tmp_path: Path, sqlite_url: str) -> None:
+    """The online index's near branch: a page whose text differs from an earlier page's in
+    a few words (another fingerprint, resemblance above DUPLICATE_THRESHOLD, 0.8)."""
+    rng = random.Random(7)
+    words = [rng.choice(("harbour", "tide", "kelp", "gull", "pier", "lantern", "rope", "keel", "salt", "dune")) + str(rng.randrange(400))
+             for _ in range(1500)]
+    first = " ".join(words)
+    second = " ".join(words[:-3] + ["quite", "another", "ending"])
+    pages = {
+        "/": html_resource(document("Notes", '<a href="/first.html">first</a> <a href="/second.html">second</a>')),
+        "/first.html": html_resource(document("Notes", f'<p>{first}</p><a href="/from-first.html">on</a>')),
+        "/second.html": html_resource(document("Notes", f'<p>{second}</p><a href="/from-second.html">on</a>')),
+        "/from-first.html": html_resource(document("On", "<p>after the first</p>")),
+        "/from-second.html": html_resource(document("On", "<p>after the second</p>")),
+    }
+    host = Host("www.tide-notes.org", "127.0.1.90", "other", pages)
+    _, requests = crawl_world(World(seed=0, hosts=[host], seed_paths=[(host.name, "/")]), tmp_path, sqlite_url)
+    store = Store(sqlite_url)
+    try:
+        stored = {urlsplit(p["url"]).path: p for p in store.pages()}
+        by_id = {p["id"]: p for p in stored.values()}
+        stats = store.runs()[0]["stats"]
+    finally:
+        store.close()
+    (near,) = [p for p in stored.values() if p["duplicate_of_id"] is not None]
+    original = urlsplit(by_id[near["duplicate_of_id"]]["url"]).path
+    assert {urlsplit(near["url"]).path, original} == {"/first.html", "/second.html"}
+    assert near["duplicate_kind"] == "near" and 0.8 <= near["duplicate_score"] <= 1.0
+    assert near["fingerprint"] != stored[original]["fingerprint"]
+    assert stats["mirrorscope/duplicates/near"] == 1 and "mirrorscope/duplicates/identical" not in stats
+    # The original's link is followed, the near duplicate's is not.
+    follow = {"/first.html": "/from-first.html", "/second.html": "/from-second.html"}
+    fetched = {path for _, path in requests}
+    assert follow[original] in fetched and follow[urlsplit(near["url"]).path] not in fetched
 
 
 def _stored(db_url: str) -> int:

@@ -14,7 +14,7 @@ from scrapy import Request, Spider
 from scrapy.core.scheduler import Scheduler
 from scrapy.utils.misc import load_object
 
-from tests.conftest import project_crawler
+from tests.helpers import project_crawler
 from mirrorscope.crawler.context import CrawlContext
 from mirrorscope.crawler.frontier import FrontierMiddleware, HostFairQueue
 from mirrorscope.crawler.hosts import host_key, registrable_domain

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from mirrorscope.jobs.spam import rejudge_spam
 from mirrorscope.storage.store import Store
-from tests.conftest import mirror_report
-from tests.test_store import page
+from tests.helpers import mirror_report, page
 
 
 def stored_crawl(db_url: str) -> Store:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from mirrorscope.detectors.mirror_candidates import ANCHOR_VOTE, candidate_pairs
-from tests.test_mirror_detectors import pair_of, profile, score_of, site, text
+from tests.helpers import pair_of, profile, score_of, site, text
 
 
 def renamed_copy(seed: int, pages: dict[str, list[str]]) -> dict[str, list[str]]:

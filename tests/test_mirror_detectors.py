@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 from mirrorscope.detectors import mirror_features
 from mirrorscope.detectors.mirrors import (
     FEATURES,
-    CandidatePair,
     HostProfile,
     MirrorParams,
     candidate_pairs,
@@ -26,53 +25,7 @@ from mirrorscope.detectors.mirrors import (
     path_terms,
     positional_bigrams,
 )
-from mirrorscope.detectors.sketch import sketch_many
-
-WORDS = [f"w{i}" for i in range(5000)]
-COMMON = ("/", "/index.html", "/about.html", "/contact.html", "/search.html", "/genindex.html")
-
-
-def text(rng: random.Random, n: int = 300) -> list[str]:
-    return [rng.choice(WORDS) for _ in range(n)]
-
-
-def profile(
-    name: str,
-    pages: dict[str, list[str]],
-    ip: str | None = None,
-    outlinks: tuple[str, ...] = (),
-    content: bool = True,
-) -> HostProfile:
-    """A host whose pages have real sketches of the given token lists."""
-    paths = tuple(pages)
-    sketches = sketch_many(list(pages.values())) if content else []
-    return HostProfile(
-        name=name,
-        ip=ip,
-        paths=paths,
-        outlink_hosts=frozenset(outlinks),
-        fingerprints={p: s.fingerprint for p, s in zip(paths, sketches)},
-        signatures={p: s.signature for p, s in zip(paths, sketches)},
-    )
-
-
-def site(seed: int, sections: dict[str, int], common: bool = True) -> dict[str, list[str]]:
-    rng = random.Random(seed)
-    pages = {p: text(rng) for p in COMMON} if common else {}
-    for section, count in sections.items():
-        for i in range(count):
-            pages[f"/{section}/{rng.choice(WORDS)}-{i}.html"] = text(rng)
-    return pages
-
-
-def pair_of(pairs: list[CandidatePair], a: str, b: str) -> CandidatePair:
-    return next(p for p in pairs if {p.a, p.b} == {a, b})
-
-
-def score_of(pairs: list[CandidatePair], a: str, b: str) -> float:
-    found = [p.score for p in pairs if {p.a, p.b} == {a, b}]
-    return found[0] if found else 0.0
-
+from tests.helpers import COMMON, pair_of, profile, score_of, site, text
 
 # ------------------------------------------------------------------------ terms
 

@@ -23,7 +23,7 @@ from mirrorscope.sandbox.model import PORT_MARK
 from mirrorscope.sandbox.scoring import score_mirrors, score_spam
 from mirrorscope.sandbox import realnames as n
 from mirrorscope.storage.store import Store
-from tests.conftest import requires_real_pages, scrapy_crawl
+from tests.helpers import requires_real_pages, scrapy_crawl
 
 pytestmark = [pytest.mark.timeout(600), requires_real_pages]
 

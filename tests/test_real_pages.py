@@ -28,7 +28,7 @@ from mirrorscope.detectors.spam import (
 )
 from mirrorscope.detectors import spam_content
 from mirrorscope.detectors.spam_content import markup
-from tests.conftest import requires_real_pages
+from tests.helpers import requires_real_pages
 
 pytestmark = [pytest.mark.timeout(600), requires_real_pages]
 

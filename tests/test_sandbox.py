@@ -17,7 +17,6 @@ import subprocess
 import sys
 import threading
 import zlib
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
@@ -29,25 +28,10 @@ from mirrorscope.sandbox import names
 from mirrorscope.sandbox.markup import MIN_PAGE_BYTES, rel
 from mirrorscope.sandbox.sites.hostile import BOMB_INFLATED_BYTES, EXPECTED
 from mirrorscope.sandbox.text import Prose
+from tests.helpers import html_paths
 
 ROOT = Path(__file__).resolve().parent.parent
 ORIGINALS = (names.DOCS, names.RECIPES, names.UNIVERSITY, names.NEWS)
-
-
-@pytest.fixture(scope="module")
-def world() -> World:
-    return build_world(0)
-
-
-@pytest.fixture(scope="module")
-def server(world: World) -> Iterator[SandboxServer]:
-    with SandboxServer(world) as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def truth(world: World, server: SandboxServer) -> dict:
-    return world.ground_truth(server.port)
 
 
 def fetch(ip: str, port: int, host: str, path: str, method: str = "GET") -> tuple[int, dict[str, str], bytes]:
@@ -64,16 +48,6 @@ def fetch(ip: str, port: int, host: str, path: str, method: str = "GET") -> tupl
 def shingles(html: bytes, k: int = 10) -> set[tuple[str, ...]]:
     words = re.findall(r"\w+", lxml.html.document_fromstring(html).text_content().lower())
     return {tuple(words[i : i + k]) for i in range(len(words) - k + 1)}
-
-
-def html_paths(truth: dict, host: str) -> list[str]:
-    """Request paths of the ok HTML pages of `host`."""
-    paths = []
-    for url in truth["html_pages"]:
-        parts = urlsplit(url)
-        if parts.hostname == host:
-            paths.append(parts.path + (f"?{parts.query}" if parts.query else ""))
-    return paths
 
 
 # -- world content -------------------------------------------------------------

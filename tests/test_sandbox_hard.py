@@ -13,7 +13,6 @@ import http.client
 import itertools
 import json
 import re
-from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 import lxml.html
@@ -22,6 +21,7 @@ import pytest
 from mirrorscope.sandbox import SandboxServer, World, build_full_world, build_world
 from mirrorscope.sandbox import names as n
 from mirrorscope.sandbox.truth import visible_words
+from tests.helpers import html_paths
 
 # sha256 of json.dumps(ground_truth(8080), sort_keys=True), before the harder worlds existed.
 STANDARD_TRUTH_DIGESTS = {
@@ -54,27 +54,8 @@ NEW_HOSTS = {
 
 @pytest.fixture(scope="module")
 def world() -> World:
+    """The harder world, which conftest's ``server`` serves and ``truth`` describes."""
     return build_world(0, hard_mirrors=True)
-
-
-@pytest.fixture(scope="module")
-def server(world: World) -> Iterator[SandboxServer]:
-    with SandboxServer(world) as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def truth(world: World, server: SandboxServer) -> dict:
-    return world.ground_truth(server.port)
-
-
-def ok_paths(truth: dict, host: str) -> list[str]:
-    paths = []
-    for url in truth["html_pages"]:
-        parts = urlsplit(url)
-        if parts.hostname == host:
-            paths.append(parts.path + (f"?{parts.query}" if parts.query else ""))
-    return sorted(paths)
 
 
 def shingles(body: bytes, k: int = 8) -> set[tuple[str, ...]]:
@@ -93,7 +74,7 @@ def main_shingles(body: bytes, k: int = 8) -> set[tuple[str, ...]]:
 def host_shingles(world: World, truth: dict, host: str, paths: list[str] | None = None) -> set[tuple[str, ...]]:
     site = world.host(host)
     out: set[tuple[str, ...]] = set()
-    for path in paths if paths is not None else ok_paths(truth, host):
+    for path in paths if paths is not None else html_paths(truth, host):
         out |= shingles(site.resolve(path).body)
     return out
 
@@ -153,7 +134,7 @@ def test_every_new_host_is_reachable_with_its_role(world: World, truth: dict) ->
     for name, (role, of) in NEW_HOSTS.items():
         info = truth["hosts"][name]
         assert (info["role"], info["of"], info["prefix"]) == (role, of, "/"), name
-        assert len(ok_paths(truth, name)) >= 8, name
+        assert len(html_paths(truth, name)) >= 8, name
     assert truth["features"] == ["hard-mirrors"]
     assert 800 <= truth["counts"]["pages"] <= 1000
 
@@ -176,7 +157,7 @@ def test_new_hosts_are_served_over_sockets(world: World, server: SandboxServer, 
     for name in (n.REPACKAGED, n.WIKI_COPY, n.KAYAK_STALE, n.LIBRARY_ALIAS, n.OBSERVATORY_MIRROR, n.VHOSTS[2], n.REUSE):
         conn = http.client.HTTPConnection(server.ip_of(name), server.port, timeout=10)
         try:
-            for path in ok_paths(truth, name)[:5]:
+            for path in html_paths(truth, name)[:5]:
                 conn.request("GET", path, headers={"Host": f"{name}:{server.port}"})
                 response = conn.getresponse()
                 assert response.status == 200
@@ -222,7 +203,7 @@ def test_ground_truth_mirror_pairs(truth: dict, server: SandboxServer) -> None:
 def test_repackaged_pages_wrap_the_original_text(world: World, truth: dict) -> None:
     news, copy = world.host(n.NEWS), world.host(n.REPACKAGED)
     wrappers = set()
-    paths = ok_paths(truth, n.NEWS)
+    paths = html_paths(truth, n.NEWS)
     assert len(paths) >= 30
     for path in paths:
         a, b = news.resolve(path).body, copy.resolve(path).body
@@ -238,13 +219,13 @@ def test_repackaged_pages_wrap_the_original_text(world: World, truth: dict) -> N
         assert 10 <= len(before.split()) + len(after.split()) <= 150
     assert len(wrappers) == 1  # the same chrome on every page
     # The copy also has pages of its own, at paths the original lacks.
-    assert {"/coastwire/about.html", "/coastwire/advertise.html"} <= set(ok_paths(truth, n.REPACKAGED)) - set(paths)
+    assert {"/coastwire/about.html", "/coastwire/advertise.html"} <= set(html_paths(truth, n.REPACKAGED)) - set(paths)
 
 
 def test_reserialised_pages_keep_text_and_links_but_no_bytes(world: World, truth: dict) -> None:
     wiki, copy = world.host(n.WIKI), world.host(n.WIKI_COPY)
-    paths = ok_paths(truth, n.WIKI)
-    assert paths == ok_paths(truth, n.WIKI_COPY)
+    paths = html_paths(truth, n.WIKI)
+    assert paths == html_paths(truth, n.WIKI_COPY)
     for path in paths:
         a, b = wiki.resolve(path).body, copy.resolve(path).body
         assert a != b and b"<!--" in a and b"<!--" not in b
@@ -262,7 +243,7 @@ def test_reserialised_pages_keep_text_and_links_but_no_bytes(world: World, truth
 
 def test_stale_copy_misses_and_edits_pages(world: World, truth: dict, server: SandboxServer) -> None:
     kayak, stale = world.host(n.KAYAK), world.host(n.KAYAK_STALE)
-    original = ok_paths(truth, n.KAYAK)
+    original = html_paths(truth, n.KAYAK)
     missing = [p for p in original if stale.resolve(p) is None]
     kept = [p for p in original if stale.resolve(p) is not None]
     edited = [p for p in kept if stale.resolve(p).body != kayak.resolve(p).body]
@@ -281,7 +262,7 @@ def test_stale_copy_misses_and_edits_pages(world: World, truth: dict, server: Sa
 def test_alias_is_the_same_site_under_another_name(world: World, truth: dict) -> None:
     library, alias = world.host(n.LIBRARY), world.host(n.LIBRARY_ALIAS)
     assert alias.ip == library.ip and alias.resources is library.resources
-    assert ok_paths(truth, n.LIBRARY) == ok_paths(truth, n.LIBRARY_ALIAS)
+    assert html_paths(truth, n.LIBRARY) == html_paths(truth, n.LIBRARY_ALIAS)
 
 
 def test_deep_mirror_has_one_deep_link(world: World, truth: dict, server: SandboxServer) -> None:
@@ -325,11 +306,11 @@ def test_lookalike_name_unrelated_content(world: World, truth: dict) -> None:
     lookalike = host_shingles(world, truth, n.LOOKALIKE)
     assert len(docs & lookalike) <= 0.01 * len(lookalike)
     generic = {"/", "/about.html", "/contact.html", "/robots.txt"}
-    assert not (set(ok_paths(truth, n.LOOKALIKE)) - generic) & set(ok_paths(truth, n.DOCS))
+    assert not (set(html_paths(truth, n.LOOKALIKE)) - generic) & set(html_paths(truth, n.DOCS))
 
 
 def test_shared_template_shares_chrome_not_content(world: World, truth: dict) -> None:
-    a_paths, b_paths = ok_paths(truth, n.TEMPLATE_A), ok_paths(truth, n.TEMPLATE_B)
+    a_paths, b_paths = html_paths(truth, n.TEMPLATE_A), html_paths(truth, n.TEMPLATE_B)
     boiler = "cookie settings at any time"
     for host, paths in ((n.TEMPLATE_A, a_paths), (n.TEMPLATE_B, b_paths)):
         for path in paths:
@@ -347,19 +328,19 @@ def test_shared_template_shares_chrome_not_content(world: World, truth: dict) ->
 def test_common_pages_are_the_only_thing_shared(world: World, truth: dict) -> None:
     a, b = world.host(n.COMMON_A), world.host(n.COMMON_B)
     common = {"/license.html", "/privacy.html", "/contact.html"}
-    both = set(ok_paths(truth, n.COMMON_A)) & set(ok_paths(truth, n.COMMON_B))
+    both = set(html_paths(truth, n.COMMON_A)) & set(html_paths(truth, n.COMMON_B))
     identical = {p for p in both if a.resolve(p).body == b.resolve(p).body}
     assert identical == common
-    rest_a = host_shingles(world, truth, n.COMMON_A, [p for p in ok_paths(truth, n.COMMON_A) if p not in common])
-    rest_b = host_shingles(world, truth, n.COMMON_B, [p for p in ok_paths(truth, n.COMMON_B) if p not in common])
+    rest_a = host_shingles(world, truth, n.COMMON_A, [p for p in html_paths(truth, n.COMMON_A) if p not in common])
+    rest_b = host_shingles(world, truth, n.COMMON_B, [p for p in html_paths(truth, n.COMMON_B) if p not in common])
     assert len(rest_a & rest_b) <= 0.01 * min(len(rest_a), len(rest_b))
-    assert len(common) / len(ok_paths(truth, n.COMMON_A)) < 0.3
+    assert len(common) / len(html_paths(truth, n.COMMON_A)) < 0.3
 
 
 def test_reused_pages_are_about_a_tenth(world: World, truth: dict) -> None:
     recipes, reuse = world.host(n.RECIPES), world.host(n.REUSE)
-    recipe_paths = ok_paths(truth, n.RECIPES)
-    reposts = [p for p in ok_paths(truth, n.REUSE) if p.startswith("/reposts/") and p.endswith(".html")]
+    recipe_paths = html_paths(truth, n.RECIPES)
+    reposts = [p for p in html_paths(truth, n.REUSE) if p.startswith("/reposts/") and p.endswith(".html")]
     assert len(reposts) == 4 and 0.05 <= len(reposts) / len(recipe_paths) <= 0.15
     originals = {p: " ".join(visible_words(recipes.resolve(p).body)) for p in recipe_paths}
     for path in reposts:
@@ -368,5 +349,5 @@ def test_reused_pages_are_about_a_tenth(world: World, truth: dict) -> None:
         sources = [p for p, text in originals.items() if words in text]
         assert len(sources) == 1 and sources[0].rsplit("/", 1)[1] == path.rsplit("/", 1)[1]
         assert reuse.resolve(path).body != recipes.resolve(sources[0]).body
-    own = [p for p in ok_paths(truth, n.REUSE) if not p.startswith("/reposts/")]
+    own = [p for p in html_paths(truth, n.REUSE) if not p.startswith("/reposts/")]
     assert len(host_shingles(world, truth, n.REUSE, own) & host_shingles(world, truth, n.RECIPES)) <= 5

@@ -1,9 +1,9 @@
 """The real-pages world (`sandbox.real`): Debian's documentation served as sites, with planted cases.
 
-Each world is built once per module (the full one for the ground truth of
-every planted kind, the small one over real sockets). Needs the documentation
-packages of `realpages.CORPUS` installed; when they are not, the first test
-says which to install.
+Each world is built once per module: ``full`` for the ground truth of every
+planted kind (``full_truth``), the small one (``world``) over real sockets. Needs
+the documentation packages of `realpages.CORPUS` installed; when they are not,
+the first test says which to install.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import signal
 import subprocess
 import sys
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urldefrag, urljoin, urlsplit
 
@@ -32,7 +31,7 @@ from mirrorscope.sandbox.sites.realspam import CLOAKING_FOCUS, passages
 from mirrorscope.sandbox.sites.spam import HIDDEN_TECHNIQUES, spam_word_share
 from mirrorscope.sandbox.truth import BROWSER_USER_AGENT, USER_AGENT, decoded, visible_words
 from mirrorscope.sandbox.vocab import SPAM_PHRASES
-from tests.conftest import requires_real_pages
+from tests.helpers import requires_real_pages
 
 pytestmark = requires_real_pages
 
@@ -50,28 +49,19 @@ ORIGINALS = {
 
 @pytest.fixture(scope="module")
 def full() -> World:
+    """The full real world, not served: its ground truth has every planted kind."""
     return build_real_world(0)
 
 
 @pytest.fixture(scope="module")
-def truth(full: World) -> dict:
+def full_truth(full: World) -> dict:
     return full.ground_truth(8080)
 
 
 @pytest.fixture(scope="module")
-def small() -> World:
+def world() -> World:
+    """The small real world, which conftest's ``server`` serves and ``truth`` describes."""
     return build_real_world(0, small=True)
-
-
-@pytest.fixture(scope="module")
-def server(small: World) -> Iterator[SandboxServer]:
-    with SandboxServer(small) as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def small_truth(small: World, server: SandboxServer) -> dict:
-    return small.ground_truth(server.port)
 
 
 def url(host: str, path: str = "/") -> str:
@@ -98,7 +88,7 @@ def fetch(server: SandboxServer, host: str, path: str, user_agent: str | None = 
 
 
 def test_corpus_is_installed_or_named() -> None:
-    assert missing_packages() == []  # this module runs only then (tests.conftest.requires_real_pages)
+    assert missing_packages() == []  # this module runs only then (tests.helpers.requires_real_pages)
     message = str(MissingPackages(["vim-doc", "gnuplot-doc"]))
     assert message == "real pages missing: apt-get install vim-doc gnuplot-doc"
 
@@ -135,18 +125,18 @@ def snapshot(world: World) -> list:
     return out
 
 
-def test_deterministic(full: World, small: World) -> None:
-    assert snapshot(build_real_world(0, small=True)) == snapshot(small)
+def test_deterministic(full: World, world: World) -> None:
+    assert snapshot(build_real_world(0, small=True)) == snapshot(world)
     assert snapshot(build_real_world(0)) == snapshot(full)
-    assert snapshot(build_real_world(1, small=True)) != snapshot(small)  # the seed matters
+    assert snapshot(build_real_world(1, small=True)) != snapshot(world)  # the seed matters
 
 
-def test_hosts_and_addresses(full: World, small: World) -> None:
-    for world in (full, small):
-        names = [h.name for h in world.hosts]
-        assert len(names) == len(set(names)) and world.seed_paths == [(n.PORTAL, "/")]
-        assert world.features == FEATURES
-        for h in world.hosts:
+def test_hosts_and_addresses(full: World, world: World) -> None:
+    for each in (full, world):
+        names = [h.name for h in each.hosts]
+        assert len(names) == len(set(names)) and each.seed_paths == [(n.PORTAL, "/")]
+        assert each.features == FEATURES
+        for h in each.hosts:
             assert h.ip.startswith(("127.0.20.", "127.0.21.", "127.0.25.")), h.name
             assert h.resolve("/robots.txt").status == 200, h.name
             assert h.ip.startswith("127.0.25.") == (h.name in SPAM), h.name
@@ -157,7 +147,7 @@ def test_hosts_and_addresses(full: World, small: World) -> None:
         assert ips[copy].startswith("127.0.21."), copy
 
 
-def test_originals_serve_the_real_bytes(full: World, truth: dict) -> None:
+def test_originals_serve_the_real_bytes(full: World, full_truth: dict) -> None:
     for name, keys in ORIGINALS.items():
         host = full.host(name)
         for key in keys:
@@ -181,13 +171,13 @@ def test_originals_serve_the_real_bytes(full: World, truth: dict) -> None:
     # The policy host has no start page of its own: Apache-style indexes lead to everything.
     index = full.host(n.POLICY).resolve("/").body
     assert b"<title>Index of /</title>" in index and b'href="policy.html/"' in index and b'href="fhs/"' in index
-    assert truth["outcomes"][url(n.POLICY, "/fhs/fhs-3.0.html")] == "ok"
+    assert full_truth["outcomes"][url(n.POLICY, "/fhs/fhs-3.0.html")] == "ok"
     # robots.txt keeps crawlers out of Django's highlighted sources.
     assert b"Disallow: /_modules/" in full.host(n.DJANGO).resolve("/robots.txt").body
-    assert truth["robots_disallowed"] and all(u.startswith(url(n.DJANGO, "/_modules/")) for u in truth["robots_disallowed"])
+    assert full_truth["robots_disallowed"] and all(u.startswith(url(n.DJANGO, "/_modules/")) for u in full_truth["robots_disallowed"])
 
 
-def test_originals_over_sockets(small: World, server: SandboxServer) -> None:
+def test_originals_over_sockets(world: World, server: SandboxServer) -> None:
     for name, path, key, kind in (
         (n.MAINT_FR, "/start.fr.html", "maint-guide-fr", "application/xhtml+xml"),
         (n.DEBREF_ZH, "/ch01.zh-tw.html", "debian-reference-zh-tw", "text/html"),
@@ -199,20 +189,20 @@ def test_originals_over_sockets(small: World, server: SandboxServer) -> None:
         assert body == site_files(key)[SITES[key].start if path == "/" else path[1:]]
 
 
-def test_latin1_and_xhtml_pages_are_read_right(full: World, truth: dict) -> None:
+def test_latin1_and_xhtml_pages_are_read_right(full: World, full_truth: dict) -> None:
     digraph = full.host(n.VIM).resolve("/digraph.html")
     assert digraph.content_type == "text/html" and b"charset=ISO-8859-1" in digraph.body
     text = decoded(digraph.body, digraph.content_type)
     assert "\ufffd" not in text and "\u00e3" in text
     assert "\u00e3" in visible_words(digraph.body)
-    assert truth["outcomes"][url(n.VIM, "/digraph.html")] == "ok"
+    assert full_truth["outcomes"][url(n.VIM, "/digraph.html")] == "ok"
     xhtml = full.host(n.MAINT_FR).resolve("/start.fr.html").body
     assert xhtml.startswith(b'<?xml version="1.0" encoding="UTF-8"')
-    assert truth["outcomes"][url(n.MAINT_FR, "/start.fr.html")] == "ok"
+    assert full_truth["outcomes"][url(n.MAINT_FR, "/start.fr.html")] == "ok"
     assert "d\u00e9veloppement" in visible_words(xhtml)
     # Served as application/xhtml+xml, a browser parses these pages as XML: the truth's
     # HTML parse must find the same links (DocBook writes <a id="x"/>, void in XML only).
-    edges = {(s, t) for s, t in truth["edges"] if host_of(s) == n.MAINT_FR}
+    edges = {(s, t) for s, t in full_truth["edges"] if host_of(s) == n.MAINT_FR}
     for path in sorted(p for p in site_files("maint-guide-fr") if p.endswith(".html")):
         page = url(n.MAINT_FR, "/" + path)
         document = etree.fromstring(full.host(n.MAINT_FR).resolve("/" + path).body, etree.XMLParser(load_dtd=False, no_network=True))
@@ -224,8 +214,8 @@ def test_latin1_and_xhtml_pages_are_read_right(full: World, truth: dict) -> None
 # -- the planted mirrors ----------------------------------------------------------------------------
 
 
-def test_every_mirror_kind_is_planted(truth: dict) -> None:
-    mirrors = {(m["a"], m["b"]): m for m in truth["mirrors"]}
+def test_every_mirror_kind_is_planted(full_truth: dict) -> None:
+    mirrors = {(m["a"], m["b"]): m for m in full_truth["mirrors"]}
     expected = {
         (url(n.WERKZEUG), url(n.WERKZEUG_MIRROR)): ("exact", "full"),
         (url(n.MAINT_FR), url(n.MAINT_FR_MIRROR)): ("exact", "full"),
@@ -259,38 +249,38 @@ def links_into(truth: dict, host: str) -> set[str]:
     return {t for s, t in truth["edges"] if host_of(t) == host and host_of(s) != host}
 
 
-def test_partial_mirror_root_is_the_originals_and_its_only_way_in(full: World, truth: dict) -> None:
+def test_partial_mirror_root_is_the_originals_and_its_only_way_in(full: World, full_truth: dict) -> None:
     for original, partial in ((n.FAQ_DE, n.FAQ_DE_PARTIAL), (n.GNUPLOT, n.GNUPLOT_PARTIAL)):
         assert full.host(partial).resolve("/").body == full.host(original).resolve("/").body
-        assert links_into(truth, partial) == {url(partial)}
-        assert truth["outcomes"][url(partial)] == "ok"
+        assert links_into(full_truth, partial) == {url(partial)}
+        assert full_truth["outcomes"][url(partial)] == "ok"
 
 
-def test_prefix_mirror_index_is_the_originals_home_linked_only_there(full: World, truth: dict) -> None:
+def test_prefix_mirror_index_is_the_originals_home_linked_only_there(full: World, full_truth: dict) -> None:
     archive = full.host(n.ARCHIVE)
     assert archive.resolve(n.ARCHIVE_PREFIX).body == full.host(n.JINJA).resolve("/").body
     assert archive.resolve(n.ARCHIVE_PREFIX + "index.html").body == full.host(n.JINJA).resolve("/index.html").body
     copy = url(n.ARCHIVE, n.ARCHIVE_PREFIX)
-    inbound = {t for s, t in truth["edges"] if t.startswith(copy) and not s.startswith(copy)}
+    inbound = {t for s, t in full_truth["edges"] if t.startswith(copy) and not s.startswith(copy)}
     assert inbound == {copy}
     # The archive has pages of its own, outside the copy.
-    assert sum(u.startswith(url(n.ARCHIVE)) and not u.startswith(copy) for u in truth["html_pages"]) >= 5
+    assert sum(u.startswith(url(n.ARCHIVE)) and not u.startswith(copy) for u in full_truth["html_pages"]) >= 5
 
 
-def test_copies_of_the_xhtml_and_the_chinese_sites(full: World, small: World, truth: dict) -> None:
-    for world in (full, small):
-        assert world.host(n.MAINT_FR_MIRROR).resources == world.host(n.MAINT_FR).resources
-        assert world.host(n.DEBREF_ZH_MIRROR).resources == world.host(n.DEBREF_ZH).resources
+def test_copies_of_the_xhtml_and_the_chinese_sites(full: World, world: World, full_truth: dict) -> None:
+    for each in (full, world):
+        assert each.host(n.MAINT_FR_MIRROR).resources == each.host(n.MAINT_FR).resources
+        assert each.host(n.DEBREF_ZH_MIRROR).resources == each.host(n.DEBREF_ZH).resources
     chinese = full.host(n.DEBREF_ZH_MIRROR).resolve("/ch01.zh-tw.html").body
     assert chinese.startswith(b"<?xml") and any(re.search(r"[\u4e00-\u9fff]", w) for w in visible_words(chinese))
-    assert truth["outcomes"][url(n.MAINT_FR_MIRROR, "/index.fr.html")] == "ok"
+    assert full_truth["outcomes"][url(n.MAINT_FR_MIRROR, "/index.fr.html")] == "ok"
     # The Chinese copy is the deep one: one link, from a page three below the portal.
-    into = [(s, t) for s, t in truth["edges"] if host_of(t) == n.DEBREF_ZH_MIRROR and host_of(s) != n.DEBREF_ZH_MIRROR]
+    into = [(s, t) for s, t in full_truth["edges"] if host_of(t) == n.DEBREF_ZH_MIRROR and host_of(s) != n.DEBREF_ZH_MIRROR]
     assert into == [(url(n.ARCHIVE, "/mirrors/asia.html"), url(n.DEBREF_ZH_MIRROR))]
-    assert truth["host_depth"][n.DEBREF_ZH_MIRROR] == 4 and truth["host_depth"][n.DEBREF_ZH] == 1
+    assert full_truth["host_depth"][n.DEBREF_ZH_MIRROR] == 4 and full_truth["host_depth"][n.DEBREF_ZH] == 1
 
 
-def test_stale_repackaged_and_reserialised_copies(full: World, truth: dict) -> None:
+def test_stale_repackaged_and_reserialised_copies(full: World, full_truth: dict) -> None:
     policy, stale = full.host(n.POLICY), full.host(n.POLICY_STALE)
     werkzeug_text = {t for p in passages(site_files("werkzeug")) for t in p.paragraphs}
     edited = [p for p, r in stale.resources.items() if r.body != policy.resources[p].body]
@@ -313,9 +303,9 @@ def test_stale_repackaged_and_reserialised_copies(full: World, truth: dict) -> N
 # -- decoys ------------------------------------------------------------------------------------------
 
 
-def test_decoys(full: World, truth: dict) -> None:
-    kinds = {(d["a"], d["b"]): d["kind"] for d in truth["decoy_kinds"]}
-    assert [[a, b] for a, b in kinds] == truth["decoys"]
+def test_decoys(full: World, full_truth: dict) -> None:
+    kinds = {(d["a"], d["b"]): d["kind"] for d in full_truth["decoy_kinds"]}
+    assert [[a, b] for a, b in kinds] == full_truth["decoys"]
     assert set(kinds.values()) == {"translation", "same-generator", "shared-ip", "shared-common-pages", "lookalike-name", "reused-pages"}
     for pair, kind in {
         (n.DEVREF_FR, n.DEVREF_DE): "translation",
@@ -326,12 +316,12 @@ def test_decoys(full: World, truth: dict) -> None:
         (n.DJANGO, n.REUSE): "reused-pages",
     }.items():
         assert kinds[pair] == kind, pair
-    mirrored = {(host_of(m["a"]), host_of(m["b"])) for m in truth["mirrors"]}
+    mirrored = {(host_of(m["a"]), host_of(m["b"])) for m in full_truth["mirrors"]}
     assert not mirrored & {(a, b) for a, b in kinds} and not mirrored & {(b, a) for a, b in kinds}
 
 
-def test_translations_have_the_same_paths_and_other_words(full: World, truth: dict) -> None:
-    paths = {h: {urlsplit(u).path for u in truth["html_pages"] if host_of(u) == h} for h in (n.DEVREF_FR, n.DEVREF_DE)}
+def test_translations_have_the_same_paths_and_other_words(full: World, full_truth: dict) -> None:
+    paths = {h: {urlsplit(u).path for u in full_truth["html_pages"] if host_of(u) == h} for h in (n.DEVREF_FR, n.DEVREF_DE)}
     assert paths[n.DEVREF_FR] == paths[n.DEVREF_DE] and len(paths[n.DEVREF_FR]) >= 10
     fr, de = (set(visible_words(full.host(h).resolve("/index.html").body)) for h in (n.DEVREF_FR, n.DEVREF_DE))
     assert {"le", "les", "des"} <= fr and {"der", "die", "und"} <= de
@@ -348,8 +338,8 @@ def test_same_generator_sites_share_static_files_and_search_page(full: World) ->
         assert blog.resolve(path).body == reuse.resolve(path).body
 
 
-def test_reposts_and_lookalike(full: World, truth: dict) -> None:
-    reposts = [urlsplit(u).path for u in truth["html_pages"] if u.startswith(url(n.REUSE, "/reposts/")) and u.endswith(".html")]
+def test_reposts_and_lookalike(full: World, full_truth: dict) -> None:
+    reposts = [urlsplit(u).path for u in full_truth["html_pages"] if u.startswith(url(n.REUSE, "/reposts/")) and u.endswith(".html")]
     assert len(reposts) == 3
     django = full.host(n.DJANGO)
     for path in reposts:
@@ -364,8 +354,8 @@ def test_reposts_and_lookalike(full: World, truth: dict) -> None:
 # -- spam and the trap ---------------------------------------------------------------------------------
 
 
-def test_spam_hosts_and_trap_in_the_truth(truth: dict, small_truth: dict, server: SandboxServer) -> None:
-    for t in (truth, small_truth):
+def test_spam_hosts_and_trap_in_the_truth(full_truth: dict, truth: dict, server: SandboxServer) -> None:
+    for t in (full_truth, truth):
         assert t["spam"] == SPAM and set(t["spam_hosts"]) == set(SPAM)
         assert t["trap_hosts"] == {n.EVENTS: ["/calendar/"], **{h: ["/"] for h in n.FARM}}
         assert t["unbounded"][n.EVENTS]["kind"] == "trap" and t["unbounded"][n.EVENTS]["entries"]
@@ -373,15 +363,15 @@ def test_spam_hosts_and_trap_in_the_truth(truth: dict, small_truth: dict, server
         assert n.WERKZEUG in t["good_hosts"] and n.EVENTS in t["good_hosts"] and not set(SPAM) & set(t["good_hosts"])
         assert t["features"] == list(FEATURES)
     for h in (n.DOORWAY, n.CLOAKING, n.HIDDEN_TEXT):
-        assert sum(host_of(u) == h for u in small_truth["html_pages"]) >= 8, h
+        assert sum(host_of(u) == h for u in truth["html_pages"]) >= 8, h
     status, _, body = fetch(server, n.FARM[3], "/p/123456789012.html")
     assert status == 200 and body.count(b"<a href=") >= 1000
 
 
-def test_spam_text_is_real_paragraphs_stuffed_with_keywords(small: World) -> None:
+def test_spam_text_is_real_paragraphs_stuffed_with_keywords(world: World) -> None:
     pool = {t for p in passages(site_files("policy")) for t in p.paragraphs}
     phrases = "|".join(sorted(map(re.escape, {*SPAM_PHRASES, *CLOAKING_FOCUS}), key=len, reverse=True))
-    cloaking = small.host(n.CLOAKING)
+    cloaking = world.host(n.CLOAKING)
     for path in ("/", "/about.html"):
         document = lxml.html.document_fromstring(cloaking.resolve(path, USER_AGENT).body)
         stuffed = [p.text_content() for p in document.iter("p") if not p.get("class")]
@@ -393,8 +383,8 @@ def test_spam_text_is_real_paragraphs_stuffed_with_keywords(small: World) -> Non
         assert spam_word_share(" ".join(visible_words(browser))) < 0.05
 
 
-def test_cloaking_answers_by_user_agent(small: World, small_truth: dict, server: SandboxServer) -> None:
-    paths = sorted(urlsplit(u).path for u in small_truth["html_pages"] if host_of(u) == n.CLOAKING)
+def test_cloaking_answers_by_user_agent(world: World, truth: dict, server: SandboxServer) -> None:
+    paths = sorted(urlsplit(u).path for u in truth["html_pages"] if host_of(u) == n.CLOAKING)
     assert len(paths) >= 8
     for path in paths:
         _, _, browser = fetch(server, n.CLOAKING, path, BROWSER_USER_AGENT)
@@ -402,12 +392,12 @@ def test_cloaking_answers_by_user_agent(small: World, small_truth: dict, server:
         # A crawler that does not say it is one is shown what people see.
         _, _, undeclared = fetch(server, n.CLOAKING, path, "mirrorscope/0.1 (+https://x.test)")
         assert browser != crawler and undeclared == browser
-        assert browser == small.host(n.CLOAKING).resolve(path, BROWSER_USER_AGENT).at_port(server.port).body
-    assert sorted(small_truth["cloaked"]) == sorted(server.url(n.CLOAKING, p) for p in paths)
+        assert browser == world.host(n.CLOAKING).resolve(path, BROWSER_USER_AGENT).at_port(server.port).body
+    assert sorted(truth["cloaked"]) == sorted(server.url(n.CLOAKING, p) for p in paths)
 
 
-def test_hidden_text_pages_are_real_pages_with_hidden_keywords(small: World) -> None:
-    host = small.host(n.HIDDEN_TEXT)
+def test_hidden_text_pages_are_real_pages_with_hidden_keywords(world: World) -> None:
+    host = world.host(n.HIDDEN_TEXT)
     pages = sorted(p for p in host.resources if p.startswith("/node"))
     assert len(pages) == 10
     markers = {
@@ -425,10 +415,10 @@ def test_hidden_text_pages_are_real_pages_with_hidden_keywords(small: World) -> 
     assert seen == set(HIDDEN_TECHNIQUES)
 
 
-def test_camouflage_footer_links_one_good_host_many_times(truth: dict, full: World) -> None:
+def test_camouflage_footer_links_one_good_host_many_times(full_truth: dict, full: World) -> None:
     """Spam pages copy Pallets' footer: >= 77 links to the Werkzeug host, one anchor text."""
     anchors = Counter()
-    for address in truth["html_pages"]:
+    for address in full_truth["html_pages"]:
         if host_of(address) not in SPAM:
             continue
         page = full.host(host_of(address)).resolve(urlsplit(address).path, USER_AGENT).at_port(8080)
@@ -436,17 +426,17 @@ def test_camouflage_footer_links_one_good_host_many_times(truth: dict, full: Wor
             if host_of(urljoin(address, a.get("href", ""))) == n.WERKZEUG:
                 anchors[a.text_content()] += 1
     assert list(anchors) == ["Pallets"] and anchors["Pallets"] >= 77
-    assert n.WERKZEUG in truth["good_hosts"]
+    assert n.WERKZEUG in full_truth["good_hosts"]
 
 
 # -- size, and the command line -------------------------------------------------------------------------
 
 
-def test_the_world_fits_a_crawl_budget(truth: dict, small_truth: dict) -> None:
-    assert 2500 <= truth["counts"]["pages"] <= 6000
-    assert small_truth["counts"]["pages"] <= 600
-    reached = {host_of(u) for u in truth["pages"]}
-    assert reached == set(truth["hosts"]) - set(n.FARM[1:])  # farm hosts past the entry are never walked
+def test_the_world_fits_a_crawl_budget(full_truth: dict, truth: dict) -> None:
+    assert 2500 <= full_truth["counts"]["pages"] <= 6000
+    assert truth["counts"]["pages"] <= 600
+    reached = {host_of(u) for u in full_truth["pages"]}
+    assert reached == set(full_truth["hosts"]) - set(n.FARM[1:])  # farm hosts past the entry are never walked
 
 
 def test_command_line_serves_the_small_real_world(tmp_path: Path) -> None:

@@ -15,7 +15,6 @@ import subprocess
 import sys
 import time
 from collections import deque
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
@@ -51,18 +50,8 @@ CRAWLERS = (
 
 @pytest.fixture(scope="module")
 def world() -> World:
+    """The full world, which conftest's ``server`` serves and ``truth`` describes."""
     return build_full_world(0)
-
-
-@pytest.fixture(scope="module")
-def server(world: World) -> Iterator[SandboxServer]:
-    with SandboxServer(world) as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def truth(world: World, server: SandboxServer) -> dict:
-    return world.ground_truth(server.port)
 
 
 def fetch(server: SandboxServer, host: str, path: str, user_agent: str | None = None) -> tuple[int, bytes]:

@@ -31,15 +31,10 @@ from mirrorscope.detectors.sketch import (
     sketch_tokens,
     super_shingle_matches,
 )
+from tests.helpers import prose
 
 ROOT = Path(__file__).resolve().parents[1]
 ESTIMATORS = [resemblance_min_s, resemblance_mod_m, containment_mod_m, signature_agreement, super_shingle_matches]
-
-
-def prose(seed: int, n: int) -> list[str]:
-    rng = np.random.default_rng(seed)
-    words = [f"word{i}" for i in range(3000)]
-    return [words[i] for i in rng.zipf(1.3, size=n) % 3000]
 
 
 SAMPLE = prose(1, 2000)
@@ -217,8 +212,8 @@ CHILD = """
 import sys
 sys.path.insert(0, {root!r})
 from mirrorscope.detectors.sketch import sketch_many
-from tests.test_sketch_api import SAMPLE, prose
-docs = [SAMPLE, prose(5, 777), ["é", "\\ud800"], []]
+from tests.helpers import prose
+docs = [prose(1, 2000), prose(5, 777), ["é", "\\ud800"], []]
 print("".join(s.to_bytes().hex() for s in sketch_many(docs)))
 """
 

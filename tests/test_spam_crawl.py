@@ -20,8 +20,7 @@ from mirrorscope.jobs.spam import rejudge_spam
 from mirrorscope.crawler.spam import SpamMonitor
 from mirrorscope.detectors.spam import host_features
 from mirrorscope.storage.store import Store
-from tests.conftest import project_crawler, crawl_world, mirror_report, scrapy_crawl
-from tests.test_store import page
+from tests.helpers import crawl_world, mirror_report, page, project_crawler, scrapy_crawl
 
 
 def name(host: str) -> str:

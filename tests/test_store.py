@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 
 import pytest
 from alembic.autogenerate import compare_metadata
@@ -11,20 +10,9 @@ from sqlalchemy import func, inspect, select
 
 from mirrorscope.storage.db import StoreError, current_revision, downgrade, head_revision, make_engine, upgrade
 from mirrorscope.storage.models import Base, Link, Page
-from mirrorscope.storage.records import LinkRecord, PageRecord
 from mirrorscope.storage.sql import from_signed64, to_signed64
 from mirrorscope.storage.store import Store
-
-
-def page(url: str, depth: int = 0, links: tuple[str, ...] = (), **fields) -> PageRecord:
-    host = url.split("/")[2]
-    return PageRecord(
-        url=url, host=host, hostname=host.split(":")[0], port=None, path="/" + url.split("/", 3)[-1],
-        depth=depth, outcome=fields.pop("outcome", "ok"), fetched_at=datetime.now(timezone.utc),
-        status=200, ip=fields.pop("ip", "127.0.1.1"),
-        links=[LinkRecord(t, t.split("/")[2], f"anchor {i}", "before words", "after words") for i, t in enumerate(links)],
-        **fields,
-    )
+from tests.helpers import page
 
 
 def test_fresh_database_is_brought_to_head_and_matches_the_models(db_url: str) -> None:

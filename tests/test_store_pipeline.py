@@ -11,13 +11,13 @@ import pytest
 from scrapy.exceptions import DontCloseSpider
 from twisted.internet import reactor
 
-from tests.conftest import project_crawler
+from tests.helpers import project_crawler
 from mirrorscope.crawler.context import CrawlContext
 from mirrorscope.crawler.frontier import FrontierMiddleware
 from mirrorscope.crawler.items import PageItem
 from mirrorscope.crawler.pipelines import StorePipeline
 from mirrorscope.storage.store import Store
-from tests.test_store import page
+from tests.helpers import page
 
 
 def test_a_batch_is_written_once_its_pages_hold_store_batch_links(tmp_path: Path) -> None:

@@ -1,0 +1,167 @@
+"""Helpers the tests call directly; the fixtures are in conftest.py.
+
+Running the project's commands from the checkout, crawling a sandbox world, building
+store records and crafted mirror hosts, and the mark of the tests that need the
+real-page corpus. No test module imports another.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import numpy as np
+import pytest
+from scrapy import Spider
+from scrapy.crawler import Crawler
+from scrapy.utils.test import get_crawler
+
+from mirrorscope.detectors.mirrors import CandidatePair, HostProfile
+from mirrorscope.detectors.sketch import sketch_many
+from mirrorscope.storage.records import LinkRecord, PageRecord
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# -- the project's commands ------------------------------------------------------------
+
+
+def run_cli(*args: str, timeout: float = 240, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run a command of the project (``scrapy`` or ``mirror-report``) from the checkout."""
+    full_env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"} | (env or {})
+    return subprocess.run(args, cwd=ROOT, env=full_env, capture_output=True, text=True, timeout=timeout)
+
+
+def scrapy_crawl(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
+    return run_cli(sys.executable, "-m", "scrapy", "crawl", "web", *args, timeout=timeout)
+
+
+def mirror_report(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
+    return run_cli(sys.executable, "-m", "mirrorscope.report.cli", *args, timeout=timeout)
+
+
+def crawl_world(world: Any, tmp_path: Path, db_url: str, *extra: str) -> tuple[subprocess.CompletedProcess, list[tuple[str, str]]]:
+    """Serve a small ``sandbox.World`` on loopback and crawl it with the defaults;
+    (the finished crawl, the server's requests as (host name, path))."""
+    from mirrorscope.sandbox import SandboxServer
+
+    with SandboxServer(world, port=0) as server:
+        hosts_file, seeds_file = tmp_path / "hosts", tmp_path / "seeds.txt"
+        hosts_file.write_text(world.hosts_file_text())
+        seeds_file.write_text("\n".join(world.seeds(server.port)) + "\n")
+        result = scrapy_crawl("-a", f"seeds={seeds_file}", "-s", f"HOSTS_FILE={hosts_file}", "-s", "ALLOW_PRIVATE_ADDRESSES=True",
+                              "-s", f"DATABASE_URL={db_url}", "-s", "LOG_LEVEL=WARNING", *extra)
+        assert result.returncode == 0, result.stderr[-3000:]
+        return result, [(host.split(":")[0], path) for _, host, path in server.request_log()]
+
+
+def _real_pages_missing() -> str | None:
+    from mirrorscope.sandbox.realpages import MissingPackages, require
+
+    try:
+        require()
+    except MissingPackages as exc:
+        return str(exc)
+    return None
+
+
+#: Tests on the real-page corpus need Debian's documentation packages (.ci/run installs
+#: them); without them they are skipped, saying which to install.
+requires_real_pages = pytest.mark.skipif(_real_pages_missing() is not None, reason=_real_pages_missing() or "")
+
+
+def html_paths(truth: dict, host: str) -> list[str]:
+    """Request paths (with the query) of the ok HTML pages of ``host`` in a ground truth, sorted."""
+    paths = []
+    for url in truth["html_pages"]:
+        parts = urlsplit(url)
+        if parts.hostname == host:
+            paths.append(parts.path + (f"?{parts.query}" if parts.query else ""))
+    return sorted(paths)
+
+
+# -- store records -----------------------------------------------------------------------
+
+
+def page(url: str, depth: int = 0, links: tuple[str, ...] = (), **fields) -> PageRecord:
+    """A fetched page as the crawl hands it to the store (``ok`` unless told otherwise)."""
+    host = url.split("/")[2]
+    return PageRecord(
+        url=url, host=host, hostname=host.split(":")[0], port=None, path="/" + url.split("/", 3)[-1],
+        depth=depth, outcome=fields.pop("outcome", "ok"), fetched_at=datetime.now(timezone.utc),
+        status=200, ip=fields.pop("ip", "127.0.1.1"),
+        links=[LinkRecord(t, t.split("/")[2], f"anchor {i}", "before words", "after words") for i, t in enumerate(links)],
+        **fields,
+    )
+
+
+# -- documents and crafted mirror hosts ----------------------------------------------------
+
+
+def prose(seed: int, n: int) -> list[str]:
+    """``n`` words drawn Zipf-like from a 3,000-word vocabulary, the same for a seed in any process."""
+    rng = np.random.default_rng(seed)
+    words = [f"word{i}" for i in range(3000)]
+    return [words[i] for i in rng.zipf(1.3, size=n) % 3000]
+
+
+WORDS = [f"w{i}" for i in range(5000)]
+COMMON = ("/", "/index.html", "/about.html", "/contact.html", "/search.html", "/genindex.html")
+
+
+def text(rng: random.Random, n: int = 300) -> list[str]:
+    return [rng.choice(WORDS) for _ in range(n)]
+
+
+def profile(
+    name: str,
+    pages: dict[str, list[str]],
+    ip: str | None = None,
+    outlinks: tuple[str, ...] = (),
+    content: bool = True,
+) -> HostProfile:
+    """A host whose pages have real sketches of the given token lists."""
+    paths = tuple(pages)
+    sketches = sketch_many(list(pages.values())) if content else []
+    return HostProfile(
+        name=name,
+        ip=ip,
+        paths=paths,
+        outlink_hosts=frozenset(outlinks),
+        fingerprints={p: s.fingerprint for p, s in zip(paths, sketches)},
+        signatures={p: s.signature for p, s in zip(paths, sketches)},
+    )
+
+
+def site(seed: int, sections: dict[str, int], common: bool = True) -> dict[str, list[str]]:
+    """Pages of a crafted site: the common pages, then ``count`` pages in each section."""
+    rng = random.Random(seed)
+    pages = {p: text(rng) for p in COMMON} if common else {}
+    for section, count in sections.items():
+        for i in range(count):
+            pages[f"/{section}/{rng.choice(WORDS)}-{i}.html"] = text(rng)
+    return pages
+
+
+def pair_of(pairs: list[CandidatePair], a: str, b: str) -> CandidatePair:
+    return next(p for p in pairs if {p.a, p.b} == {a, b})
+
+
+def score_of(pairs: list[CandidatePair], a: str, b: str) -> float:
+    found = [p.score for p in pairs if {p.a, p.b} == {a, b}]
+    return found[0] if found else 0.0
+
+
+def project_crawler(**overrides: Any) -> Crawler:
+    """A crawler that does not crawl, on the project's settings (so with the crawl's
+    ``CrawlContext`` and every default), for the unit tests of its components."""
+    import mirrorscope.settings as project
+
+    values = {name: getattr(project, name) for name in dir(project) if name.isupper()}
+    return get_crawler(Spider, settings_dict={**values, **overrides})
