@@ -92,6 +92,8 @@ class CrawlTables(Tables):
         fresh: dict[str, dict[str, Any]] = {}
         for r in records:
             known = self._host_ids.get(r.host)
+            if r.host in fresh and r.ip is None:
+                continue  # a page without an address (refused, failed) must not erase one
             if known is None or (r.ip is not None and known[1] != r.ip):
                 fresh[r.host] = {
                     "name": r.host, "hostname": r.hostname, "port": r.port, "ip": r.ip,

@@ -138,3 +138,15 @@ def test_page_spam_evidence_gives_scores_word_counts_and_distinct_targets_in_fet
     got = list(store.page_spam_evidence())
     assert got == [("a.test", 0.9, 250, 3), ("b.test", 0.1, 0, 0), ("b.test", None, None, 0)]
     store.close()
+
+
+
+def test_a_page_without_an_address_does_not_erase_its_hosts_address_in_one_batch(db_url: str) -> None:
+    """A robots-refused page (no address) after a fetched one of its host, in one batch."""
+    store = Store(db_url)
+    try:
+        run = store.start_run([], {})
+        store.write_pages([page("http://a.test/", ip="127.0.1.7"), page("http://a.test/private.html", ip=None, outcome="robots")], run)
+        assert [h["ip"] for h in store.hosts() if h["name"] == "a.test"] == ["127.0.1.7"]
+    finally:
+        store.close()
