@@ -9,16 +9,18 @@ benchmarks; `build_real_world` serves real pages (Debian's documentation
 packages) with mirrors, decoys and spam planted among them.
 `SandboxServer` serves any of them on 127.x addresses; `World.ground_truth`
 says what a correct crawl of it finds, and `scoring` scores a crawl's report
-against it.
+against it. `build_torture_world` (``torture``) serves pages and hosts made to break a
+crawler, each with the outcome a correct crawl records.
 """
 
 from .model import Host, Resource, World, is_browser
 from .real import build_real_world
 from .server import SandboxServer
+from .torture import build_torture_world
 from .truth import is_copied
 from .world import build_full_world, build_linkheavy_world, build_world
 
 __all__ = [
     "Host", "Resource", "World", "SandboxServer", "build_world", "build_full_world", "build_linkheavy_world",
-    "build_real_world", "is_browser", "is_copied",
+    "build_real_world", "build_torture_world", "is_browser", "is_copied",
 ]

@@ -9,7 +9,7 @@ holding the same `Resource` therefore still serve byte-identical pages.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -64,6 +64,11 @@ class Resource:
     headers: tuple[tuple[str, str], ...] = ()  # extra headers, e.g. Location, Content-Encoding
     delay: float = 0.0  # seconds to wait before answering (slow host)
     reset: bool = False  # close the connection without answering
+    # A body made while it is sent (endless or too big to hold), instead of `body`:
+    # "chunked" frames it as Transfer-Encoding chunks, "close" sends no length and
+    # ends it by closing the connection.
+    stream: Callable[[], Iterator[bytes]] | None = field(default=None, compare=False, repr=False)
+    framing: str = "chunked"
 
     def at_port(self, port: int) -> Resource:
         """The resource as served on `port`: `PORT_MARK` replaced in body and headers."""
@@ -83,7 +88,8 @@ class Host:
     """A named web host: its address, its role in the world and its pages.
 
     Roles: "portal", "original", "mirror", "prefix-mirror", "partial-mirror",
-    "decoy", "hostile", "other" (small unrelated sites) and "linkheavy"; the
+    "decoy", "hostile", "other" (small unrelated sites), "linkheavy" and
+    "unreachable" (named in the hosts file, nothing listens on its address); the
     harder worlds add the mirror roles "repackaged-mirror",
     "reserialised-mirror", "stale-mirror" and "alias", and the spam roles
     "link-farm", "doorway", "cloaking" and "hidden-text". `of` names the

@@ -130,14 +130,32 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_response(resource.status)
             if resource.content_type is not None:
                 self.send_header("Content-Type", resource.content_type)
-            self.send_header("Content-Length", str(len(resource.body)))
+            if resource.stream is None:
+                self.send_header("Content-Length", str(len(resource.body)))
+            elif resource.framing == "chunked":
+                self.send_header("Transfer-Encoding", "chunked")
+            else:
+                self.close_connection = True
             for key, value in resource.headers:
                 self.send_header(key, value)
             self.end_headers()
             if with_body:
-                self.wfile.write(resource.body)
+                self._write_body(resource)
         except OSError:  # the client gave up (e.g. a size limit hit mid-body)
             self.close_connection = True
+
+    def _write_body(self, resource: Resource) -> None:
+        if resource.stream is None:
+            self.wfile.write(resource.body)
+            return
+        chunked = resource.framing == "chunked"
+        for part in resource.stream():
+            if self.server.sandbox.stopping:
+                self.close_connection = True
+                return
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part) if chunked else part)
+        if chunked:
+            self.wfile.write(b"0\r\n\r\n")
 
 
 class _AddressServer(ThreadingHTTPServer):
@@ -262,10 +280,15 @@ class SandboxServer:
 
     @property
     def addresses(self) -> list[str]:
-        """The distinct addresses listened on, in world order."""
+        """The distinct addresses listened on, in world order (never an unreachable host's)."""
         if self.host_ip is not None:
             return [self.host_ip]
-        return list(dict.fromkeys(h.ip for h in self.world.hosts))
+        return list(dict.fromkeys(h.ip for h in self.world.hosts if h.role != "unreachable"))
+
+    @property
+    def stopping(self) -> bool:
+        """True once `stop` was called: endless bodies end then."""
+        return self._stopping.is_set()
 
     def ip_of(self, host: str) -> str:
         """The address where `host` is served (its own, or `host_ip`)."""
