@@ -30,6 +30,8 @@ def read_hosts_file(path: str | Path) -> dict[str, str]:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise HostsFileError(f"cannot read hosts file {path}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise HostsFileError(f"cannot read hosts file {path}: not UTF-8 text (byte {exc.start})") from None
     mapping: dict[str, str] = {}
     for number, line in enumerate(text.splitlines(), 1):
         fields = line.split("#", 1)[0].split()

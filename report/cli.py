@@ -17,9 +17,19 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from mirrorscope.report.commands import cmd_crawl, cmd_db, cmd_demo, cmd_detect, cmd_duplicates, cmd_report, cmd_similar
+from mirrorscope.report.commands import (
+    check_output,
+    cmd_crawl,
+    cmd_db,
+    cmd_demo,
+    cmd_detect,
+    cmd_duplicates,
+    cmd_report,
+    cmd_similar,
+)
 from mirrorscope.report.demo import DEMO_DATABASE
 from mirrorscope.report.errors import UsageError
+from mirrorscope.report.render import safe_text
 
 _HANDLERS = {
     "report": cmd_report, "crawl": cmd_crawl, "demo": cmd_demo, "db": cmd_db,
@@ -31,6 +41,17 @@ COMMANDS = tuple(_HANDLERS)
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageError(message)
+
+
+def _positive_int(value: str) -> int:
+    """An option's whole number of at least 1 (a count or a limit: 0 would mean nothing or, to Scrapy, no limit)."""
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {value!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {number}")
+    return number
 
 
 def _add_db(parser: argparse.ArgumentParser) -> None:
@@ -53,8 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
     crawl = commands.add_parser("crawl", help="crawl from seeds into the store")
     crawl.add_argument("seeds", help="a file of URLs (one per line, # comments) or URL,URL")
     _add_db(crawl)
-    crawl.add_argument("--max-pages", type=int, help="fetch at most N pages")
-    crawl.add_argument("--depth-limit", type=int, help="follow links at most N hops from the seeds")
+    crawl.add_argument("--max-pages", type=_positive_int, help="fetch at most N pages")
+    crawl.add_argument("--depth-limit", type=_positive_int, help="follow links at most N hops from the seeds (default: no limit)")
     crawl.add_argument("--allowed-hosts", help="follow links only to these hosts (comma-separated; subdomains included)")
     crawl.add_argument("--hosts-file", help="a file in /etc/hosts format resolving names for this crawl")
     crawl.add_argument("--allow-private", action="store_true", help="allow private and loopback addresses (local worlds)")
@@ -79,13 +100,13 @@ def build_parser() -> argparse.ArgumentParser:
     duplicates = commands.add_parser("duplicates", help="near-duplicate clusters and containment pairs")
     _add_db(duplicates)
     duplicates.add_argument("--method", choices=("broder", "center", "super-shingles"), default="broder")
-    duplicates.add_argument("--limit", type=int, default=50, help="clusters shown in the table (all in JSON/CSV)")
+    duplicates.add_argument("--limit", type=_positive_int, default=50, help="clusters shown in the table (all in JSON/CSV)")
     _add_output(duplicates)
 
     similar = commands.add_parser("similar", help="URLs linked to like URL (anchor text and the words around it)")
     similar.add_argument("url")
     _add_db(similar)
-    similar.add_argument("--limit", type=int, default=10)
+    similar.add_argument("--limit", type=_positive_int, default=10)
     similar.add_argument("--format", choices=("table", "json"), default="table")
     similar.add_argument(
         "--recompute", action="store_true",
@@ -104,9 +125,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv.insert(0, "report")
     try:
         args = build_parser().parse_args(argv)
+        check_output(getattr(args, "output", None))
         return _HANDLERS[args.command](args)
     except UsageError as exc:
-        print(f"mirror-report: error: {exc}", file=sys.stderr)
+        # The message may echo the user's arguments or crawled text: never raw to a terminal.
+        print(f"mirror-report: error: {safe_text(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("mirror-report: interrupted", file=sys.stderr)

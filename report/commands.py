@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 from collections.abc import Callable
 from functools import partial
@@ -25,15 +26,35 @@ from mirrorscope.report.render import (
     safe_text,
 )
 from mirrorscope.sandbox.scoring import score_report
-from mirrorscope.storage.db import StoreError, current_revision, head_revision, make_engine, resolve_database_url, upgrade
+from mirrorscope.storage.db import (
+    Access,
+    StoreError,
+    database_name,
+    head_revision,
+    known_revision,
+    make_engine,
+    resolve_database_url,
+    upgrade,
+)
 from mirrorscope.storage.store import Store
 
 
-def _open_store(url: str | None) -> Store:
+def _open_store(url: str | None, access: Access) -> Store:
     try:
-        return Store(resolve_database_url(url))
+        return Store(resolve_database_url(url), access=access)
     except StoreError as exc:
         raise UsageError(str(exc)) from None
+
+
+def check_output(output: str | None) -> None:
+    """Refuse an ``--output`` that cannot be written before any work is done."""
+    if output is None:
+        return
+    path = Path(output)
+    if path.is_dir():
+        raise UsageError(f"--output {output} is a directory: name a file")
+    if not path.parent.is_dir():
+        raise UsageError(f"--output {output}: directory {path.parent} does not exist")
 
 
 def _emit(
@@ -48,17 +69,20 @@ def _emit(
         text = render_json(report)
     elif fmt == "csv":
         text = to_csv(report)
-    elif output:
-        with open(output, "w", encoding="utf-8") as handle:
-            table(report, Console(file=handle, width=120))
-        return
-    else:
+    elif not output:
         table(report, Console())
         return
-    if output:
-        Path(output).write_text(text, encoding="utf-8")
     else:
+        console = Console(file=io.StringIO(), width=120)
+        table(report, console)
+        text = console.file.getvalue()
+    if not output:
         sys.stdout.write(text)
+        return
+    try:
+        Path(output).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write --output {output}: {exc.strerror}") from None
 
 
 def cmd_crawl(args: argparse.Namespace) -> int:
@@ -78,7 +102,7 @@ def cmd_crawl(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     """``report`` (the default): what the store holds."""
-    store = _open_store(args.db)
+    store = _open_store(args.db, "read")
     try:
         _emit(build_report(store), args.format, args.output)
     finally:
@@ -91,7 +115,7 @@ def cmd_detect(args: argparse.Namespace) -> int:
 
     if not 0.0 < args.threshold <= 1.0:
         raise UsageError(f"--threshold must be in (0, 1], not {args.threshold}")
-    store = _open_store(args.db)
+    store = _open_store(args.db, "write")
     console = Console(stderr=True)
     try:
         with console.status("clustering near-duplicate pages") as status:
@@ -115,7 +139,7 @@ def cmd_detect(args: argparse.Namespace) -> int:
 
 def cmd_duplicates(args: argparse.Namespace) -> int:
     """``duplicates``: one method's near-duplicate clusters and the containment pairs."""
-    store = _open_store(args.db)
+    store = _open_store(args.db, "read")
     try:
         report = duplicates_report(store, args.method)
     finally:
@@ -130,7 +154,7 @@ def cmd_similar(args: argparse.Namespace) -> int:
     from mirrorscope.jobs.similar import recompute_anchor_bags, similar_urls
 
     url = normalize_url("", args.url) or args.url
-    store = _open_store(args.db)
+    store = _open_store(args.db, "write" if args.recompute else "read")
     try:
         if args.recompute:
             recompute_anchor_bags(store)
@@ -150,10 +174,10 @@ def cmd_similar(args: argparse.Namespace) -> int:
 def cmd_db(args: argparse.Namespace) -> int:
     """``db upgrade|current``: migrate the schema to the head revision, or say where it is."""
     try:
-        engine = make_engine(resolve_database_url(args.db))
+        engine = make_engine(resolve_database_url(args.db), "create" if args.action == "upgrade" else "read")
         if args.action == "upgrade":
             upgrade(engine)
-        print(f"{engine.url.render_as_string(hide_password=True)}: at revision {current_revision(engine)} (head {head_revision()})")
+        print(f"{safe_text(database_name(engine))}: at revision {known_revision(engine)} (head {head_revision()})")
     except StoreError as exc:
         raise UsageError(str(exc)) from None
     except Exception as exc:  # the driver's own connection errors
@@ -168,7 +192,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if not args.db:
         remove_demo_database()
     crawl = crawl_sandbox(args.seed, args.port, args.world, url, console)
-    store = _open_store(url)
+    store = _open_store(url, "write")
     try:
         from mirrorscope.jobs.duplicates import detect_duplicates
 

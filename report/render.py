@@ -41,10 +41,10 @@ def render_csv(report: dict[str, Any]) -> str:
     out = io.StringIO()
     writer = csv.writer(out)
     features = sorted({name for m in report.get("mirrors", []) for name in m["features"]})
-    writer.writerow(["a", "b", "level", "score", "paths_checked", "paths_matched", "inferred", *features])
+    writer.writerow(["a", "b", "level", "score", "paths_checked", "paths_matched", "inferred", *map(safe_cell, features)])
     for m in report.get("mirrors", []):
         writer.writerow([
-            safe_cell(m["a"]), safe_cell(m["b"]), m["level"], m["score"], m["paths_checked"], m["paths_matched"],
+            safe_cell(m["a"]), safe_cell(m["b"]), safe_cell(m["level"]), m["score"], m["paths_checked"], m["paths_matched"],
             m["inferred"], *(m["features"].get(name, 0.0) for name in features),
         ])
     return out.getvalue()

@@ -1,7 +1,8 @@
 """Scrapy settings of mirrorscope and the project's own defaults.
 
 Every value carries the reason it has. Override any of them with ``-s NAME=VALUE`` on
-``scrapy crawl`` or the matching option of ``mirror-report``.
+``scrapy crawl`` or the matching option of ``mirror-report``; ``ranges.py`` holds the type
+and range of each numeric and boolean one, checked before the crawl starts.
 """
 
 from importlib.metadata import PackageNotFoundError, version
@@ -58,7 +59,7 @@ SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
 SCHEDULER_PRIORITY_QUEUE = "mirrorscope.crawler.frontier.HostFairQueue"
 # Recovers the frontier from the store after a hard kill (see crawler/scheduler.py).
 SCHEDULER = "mirrorscope.crawler.scheduler.RecoveringScheduler"
-# How deep links are followed from the seeds (0: no limit).
+# How deep links are followed from the seeds (0: no limit, as in Scrapy).
 DEPTH_LIMIT = 0
 # URLs longer than this are recorded as links but not fetched: long URLs are mostly traps.
 URL_MAX_LENGTH = 2048
@@ -126,7 +127,7 @@ ALLOW_PRIVATE_ADDRESSES = False
 TWISTED_DNS_RESOLVER = "mirrorscope.crawler.resolver.StaticHostsResolver"
 
 # --- links -----------------------------------------------------------------------------
-# Words kept either side of an anchor (Haveliwala, Gionis & Indyk 2000: 8).
+# Words kept either side of an anchor (Haveliwala, Gionis & Indyk 2000: 8; at least 1).
 ANCHOR_WINDOW = 8
 
 # --- anchor bags during the crawl (crawler/anchor_bags.py; Haveliwala, Gionis & Indyk 2000) --

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from mirrorscope.storage.anchors import AnchorTables
 from mirrorscope.storage.crawl import CrawlTables
-from mirrorscope.storage.db import ensure_schema, make_engine
+from mirrorscope.storage.db import Access, ensure_schema, make_engine
 from mirrorscope.storage.duplicates import DuplicateTables
 from mirrorscope.storage.mirrors import MirrorTables
 from mirrorscope.storage.spam import SpamTables
@@ -21,10 +21,10 @@ from mirrorscope.storage.spam import SpamTables
 class Store(CrawlTables, DuplicateTables, MirrorTables, SpamTables, AnchorTables):
     """A database holding mirrorscope's schema, brought to head when opened."""
 
-    def __init__(self, url: str, *, migrate: bool = True) -> None:
-        engine = make_engine(url)
+    def __init__(self, url: str, *, migrate: bool = True, access: Access = "create") -> None:
+        engine = make_engine(url, access)
         if migrate:
-            ensure_schema(engine)
+            ensure_schema(url, engine, access)
         super().__init__(engine)
         self.url = url
 

@@ -69,8 +69,15 @@ def test_duplicates_and_similar_of_a_crawled_store_match_the_schema(demo: tuple[
     assert similar["similar"]
 
 
+def empty_store(tmp_path: Path) -> str:
+    """A store with the schema and nothing crawled (reading commands create none)."""
+    url = f"sqlite:///{tmp_path / 'empty.db'}"
+    assert main(["db", "upgrade", "--db", url]) == 0
+    return url
+
+
 def test_the_report_of_an_empty_store_matches_the_schema(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    report = json_of(capsys, "--db", f"sqlite:///{tmp_path / 'empty.db'}", "--format", "json")
+    report = json_of(capsys, "--db", empty_store(tmp_path), "--format", "json")
     validate(report)
     assert report["crawl"]["runs"] == 0 and report["crawl"]["last_run"]["id"] is None and report["hosts"] == []
 
@@ -86,7 +93,7 @@ def test_the_report_of_an_empty_store_matches_the_schema(tmp_path: Path, capsys:
     ids=["missing-key", "missing-nested-key", "key-outside-the-contract", "wrong-type"],
 )
 def test_the_schema_rejects_a_document_outside_the_contract(tmp_path: Path, capsys: pytest.CaptureFixture[str], spoil: Any) -> None:
-    report = json_of(capsys, "--db", f"sqlite:///{tmp_path / 'empty.db'}", "--format", "json")
+    report = json_of(capsys, "--db", empty_store(tmp_path), "--format", "json")
     spoil(report)
     with pytest.raises(jsonschema.ValidationError):
         validate(report)

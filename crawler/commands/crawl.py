@@ -8,6 +8,7 @@ import sys
 from scrapy.commands.crawl import Command as ScrapyCrawl
 
 from mirrorscope.crawler.spiders.web import CrawlSetupError, check_crawl_input
+from mirrorscope.report.render import safe_text
 
 
 class Command(ScrapyCrawl):
@@ -16,7 +17,8 @@ class Command(ScrapyCrawl):
             try:
                 check_crawl_input(opts.spargs, self.settings)
             except CrawlSetupError as exc:
-                print(f"error: {exc}", file=sys.stderr)
+                # The message may echo the arguments: never raw to a terminal.
+                print(f"error: {safe_text(exc)}", file=sys.stderr)
                 self.exitcode = 2
                 return
         super().run(args, opts)

@@ -50,6 +50,7 @@ from mirrorscope.crawler.middlewares import RefusedRequest
 from mirrorscope.crawler.resolver import REFUSED
 from mirrorscope.detectors.boilerplate import BoilerplateFilter
 from mirrorscope.detectors.canonical import CanonicalDocument, canonical_document
+from mirrorscope.settings.ranges import SettingsError, check_settings
 from mirrorscope.storage.db import StoreError, resolve_database_url
 from mirrorscope.storage.records import LinkRecord, PageRecord
 from mirrorscope.storage.store import Store
@@ -111,6 +112,10 @@ def check_crawl_input(arguments: dict[str, Any], settings: Any) -> None:
         raise CrawlSetupError(f"unknown spider argument {unknown[0]!r}: expected one of {', '.join(SPIDER_ARGUMENTS)}")
     read_seeds(arguments.get("seeds"))
     _positive_int("max_pages", arguments.get("max_pages"))
+    try:
+        check_settings(settings)
+    except SettingsError as exc:
+        raise CrawlSetupError(str(exc)) from None
     if settings.get("HOSTS_FILE"):
         try:
             read_hosts_file(settings.get("HOSTS_FILE"))
