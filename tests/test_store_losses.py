@@ -4,31 +4,11 @@ written page by page, the refused page stored as a ``store-error`` row."""
 
 from __future__ import annotations
 
-from sqlalchemy import Engine, text
-
 from mirrorscope.sandbox.torture import long_host
 from mirrorscope.storage.models import Host, Page
 from mirrorscope.storage.storable import CUT_MARK, is_cut, storable
 from mirrorscope.storage.store import Store
-from tests.helpers import page
-
-
-def refuse_pages(engine: Engine, condition: str) -> None:
-    """Make the database itself refuse every page row where ``condition`` (SQL on ``NEW``)
-    holds, as a constraint would: the failure cleaning cannot prevent."""
-    with engine.begin() as conn:
-        if conn.dialect.name == "postgresql":
-            conn.execute(text(
-                "CREATE FUNCTION refuse_page() RETURNS trigger AS $$ BEGIN "
-                f"IF {condition} THEN RAISE EXCEPTION 'page refused by the test'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql"
-            ))
-            conn.execute(text("CREATE TRIGGER refuse_page BEFORE INSERT OR UPDATE ON pages FOR EACH ROW EXECUTE FUNCTION refuse_page()"))
-        else:
-            for event in ("INSERT", "UPDATE"):
-                conn.execute(text(
-                    f"CREATE TRIGGER refuse_page_{event} BEFORE {event} ON pages WHEN {condition} "
-                    "BEGIN SELECT RAISE(ABORT, 'page refused by the test'); END"
-                ))
+from tests.helpers import page, refuse_pages
 
 
 def test_hostile_values_are_stored_cleaned_with_the_rest_of_their_batch(db_url: str) -> None:

@@ -270,7 +270,7 @@ class WebSpider(Spider):
             # Scrapy's CoreStats sets it on the same signal, after this handler.
             stats["elapsed_time_seconds"] = (datetime.now(timezone.utc) - stats["start_time"]).total_seconds()
         stats = json.loads(json.dumps(stats, default=str))
-        self.store.finish_run(self.run_id, reason, stats)
+        self.store.finish_run(self.run_id, self.context.run_status(reason), stats)
         self.store.close()
 
     # -- requests ---------------------------------------------------------------------
