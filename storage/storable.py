@@ -26,6 +26,7 @@ from mirrorscope.storage.records import LinkRecord, PageRecord
 CUT_MARK = "#cut-"
 _HASH_BYTES = 8
 _CUT = re.compile(re.escape(CUT_MARK) + "[0-9a-f]{%d}$" % (2 * _HASH_BYTES))
+_CUT_CHARS = len(CUT_MARK) + 2 * _HASH_BYTES
 # NUL, and the surrogates no UTF-8 encoder accepts alone.
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 _REPLACEMENT = "\ufffd"
@@ -57,12 +58,12 @@ def cut_to(value: str, length: int) -> str:
     if len(value) <= length:
         return value
     digest = hashlib.blake2b(value.encode("utf-8", "surrogatepass"), digest_size=_HASH_BYTES).hexdigest()
-    return value[: length - len(CUT_MARK) - len(digest)] + CUT_MARK + digest
+    return value[: length - _CUT_CHARS] + CUT_MARK + digest
 
 
 def is_cut(value: str) -> bool:
     """Whether ``value`` is a cut one (:func:`cut_to`)."""
-    return _CUT.search(value) is not None
+    return _CUT.match(value, max(0, len(value) - _CUT_CHARS)) is not None
 
 
 def storable_text(value: str, length: int | None = None) -> str:
