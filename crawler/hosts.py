@@ -30,7 +30,7 @@ def _kept_by_scrapy() -> str:
 # Characters a URL may hold unescaped; anything else is percent-encoded as Scrapy would.
 _SAFE = re.compile(f"[{re.escape(_kept_by_scrapy())}]*")
 # WHATWG's C0 control or space.
-_C0_OR_SPACE = tuple(map(chr, range(0x21)))
+_C0_OR_SPACE = "".join(map(chr, range(0x21)))
 # WHATWG's forbidden host code points (':' stays: urllib gives an IPv6 literal's host unbracketed).
 _FORBIDDEN_HOST = re.compile(r"[\x00-\x20#/<>?@\[\\\]^|\x7f]")
 
@@ -226,10 +226,10 @@ def _form(url: str) -> str | None:
         return None
     if parts.scheme not in _DEFAULT_PORTS or not parts.hostname or _FORBIDDEN_HOST.search(parts.hostname):
         return None
-    if absolute.endswith(_C0_OR_SPACE):
+    if (stripped := absolute.rstrip(_C0_OR_SPACE)) != absolute:
         # w3lib drops them from a request's URL (as WHATWG does), which can leave an empty
         # query or parameter at the end: normalise the URL Scrapy will fetch.
-        return _form(absolute.rstrip("".join(_C0_OR_SPACE)))
+        return _form(stripped)
     host = parts.hostname
     if ":" in host:  # IPv6 literal
         host = f"[{host}]"

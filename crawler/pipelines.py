@@ -327,7 +327,8 @@ class StorePipeline:
             self._lost(len(result.lost), *result.lost[0])
 
     def _failed(self, failure: Any, batch: list[PageRecord]) -> None:
-        self._lost(len(batch), batch[0].url, failure.getErrorMessage())
+        # The first line: the rest is the statement and its parameters, a batch's links.
+        self._lost(len(batch), batch[0].url, failure.getErrorMessage().split("\n", 1)[0])
 
     def _lost(self, count: int, url: str, error: str) -> None:
         self.stats.inc_value("mirrorscope/pages_lost", count)
