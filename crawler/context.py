@@ -37,6 +37,12 @@ logger = logging.getLogger(__name__)
 RUN_MARKER = "mirrorscope-run.json"
 #: Settings recorded with each crawl run, beside the spider's arguments.
 RUN_SETTINGS = ("DEPTH_LIMIT", "CONCURRENT_REQUESTS_PER_DOMAIN", "DOWNLOAD_MAXSIZE", "ANCHOR_WINDOW", "ALLOW_PRIVATE_ADDRESSES")
+#: The stats that count pages not stored as crawled (``StorePipeline``).
+LOSS_STATS = ("mirrorscope/store_errors", "mirrorscope/pages_lost")
+#: The status of a crawl run that did not store every page as crawled, whatever closed
+#: it (Scrapy's reason stays in the run's stats as ``finish_reason``): a lost write is
+#: never a clean finish.
+LOST_WRITES = "lost-writes"
 
 
 class CrawlSetupError(Exception):
@@ -72,6 +78,15 @@ class CrawlContext:
         if context is None:
             raise RuntimeError("mirrorscope.crawler.context.CrawlContext is missing from EXTENSIONS")
         return context
+
+    @classmethod
+    def lost_writes_of(cls, crawler: Any) -> str | None:
+        """:meth:`lost_writes` of a crawl that has run; None for one that never started."""
+        try:
+            context = crawler.get_extension(cls)
+        except RuntimeError:  # no extensions yet: the crawl never started, nothing was written
+            return None
+        return context.lost_writes() if context is not None else None
 
     @cached_property
     def store(self) -> Store:
@@ -113,6 +128,19 @@ class CrawlContext:
     def unwritten_pages(self) -> bool:
         """Whether the store pipeline holds pages that are not in the store yet."""
         return self.writer is not None and self.writer.holds_pages()
+
+    def lost_writes(self) -> str | None:
+        """One line saying how many pages were not stored as crawled; None when none."""
+        stats = self.crawler.stats
+        errors, lost = (stats.get_value(name, 0) for name in LOSS_STATS)
+        if not errors and not lost:
+            return None
+        return (f"{errors} pages were stored as store-error rows and {lost} not at all "
+                f"(the run's status is {LOST_WRITES}; the log says why)")
+
+    def run_status(self, reason: str) -> str:
+        """The status a crawl run that Scrapy closed for ``reason`` ends with."""
+        return LOST_WRITES if self.lost_writes() else reason
 
     async def store_written(self) -> None:
         """Write the pending pages now; return once every batch is in the store."""

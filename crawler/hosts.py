@@ -11,11 +11,26 @@ from urllib.parse import urldefrag, urljoin, urlsplit, urlunsplit
 import tldextract
 from w3lib.url import safe_url_string
 
+from mirrorscope.storage.storable import cut_to
+
 # The suffix list bundled with tldextract: no network access, ever.
 _EXTRACT = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _kept_by_scrapy() -> str:
+    """The printable ASCII characters that Scrapy's requests (w3lib's ``safe_url_string``)
+    keep as they are both in a path and in a query: asked of w3lib, not written here,
+    because a link must have the form its page gets once fetched. ('[', ']' and a
+    query's "'" are escaped there: links that kept them never matched their pages.)"""
+    probes = ((c, f"http://a.test/{c}?{c}") for c in map(chr, range(0x21, 0x7F)))
+    return "".join(c for c, url in probes if safe_url_string(url) == url)
+
+
 # Characters a URL may hold unescaped; anything else is percent-encoded as Scrapy would.
-_SAFE = re.compile(r"[A-Za-z0-9\-._~:/?\[\]@!$&'()*+,;=%]*")
+_SAFE = re.compile(f"[{re.escape(_kept_by_scrapy())}]*")
+# WHATWG's C0 control or space.
+_C0_OR_SPACE = "".join(map(chr, range(0x21)))
 # WHATWG's forbidden host code points (':' stays: urllib gives an IPv6 literal's host unbracketed).
 _FORBIDDEN_HOST = re.compile(r"[\x00-\x20#/<>?@\[\\\]^|\x7f]")
 
@@ -80,7 +95,10 @@ def normalize_url(base: str, href: str, max_length: int = 2048) -> str | None:
     """Absolute http(s) URL of ``href`` on ``base`` without fragment; None when not crawlable.
 
     Scheme and host are lowercased, a default port dropped and unsafe characters
-    percent-encoded (as Scrapy does to a request's URL), so one page has one URL.
+    percent-encoded (as Scrapy does to a request's URL), so one page has one URL, the same
+    as a link and as a page. A URL longer than ``max_length`` comes back cut to it
+    (``storage.storable.cut_to``: its start and a hash of the whole), the form in which it
+    is recorded and never fetched (``is_cut``).
     Resolutions are cached by the base's directory: documentation-like pages repeat the
     same hrefs on every page, and urllib's parsing was most of the crawl's CPU.
     """
@@ -140,7 +158,8 @@ def _join_relative(base: str, href: str) -> str | None:
     path, sep, query = path_query.partition("?")
     if "/." in path:
         path = _remove_dot_segments(path)
-    return origin + _without_empty_params(path) + sep + query
+    # An empty query is no query, as urlunsplit has it ("/p?" is "/p").
+    return origin + _without_empty_params(path) + (sep + query if query else "")
 
 
 def _without_empty_params(path: str) -> str:
@@ -180,17 +199,27 @@ def _normalize(base: str, href: str, max_length: int) -> str | None:
         if joined is None:
             joined = _absolute(href)
         if joined is not None:
-            return joined if len(joined) <= max_length else None
+            return cut_to(joined, max_length)
     if not href or href.startswith(("javascript:", "mailto:", "data:", "tel:")):
         return None
     try:
         url = _normalize_general(urljoin(base, href))
     except ValueError:  # e.g. "Invalid IPv6 URL"
         return None
-    return url if url is not None and len(url) <= max_length else None
+    return cut_to(url, max_length) if url is not None else None
 
 
 def _normalize_general(url: str) -> str | None:
+    """``url`` in normal form, by urllib and w3lib. What w3lib makes of a URL is normalised
+    again, as a request for it would be; a URL that does not keep its form then is not
+    crawlable (an IDNA mapping can put a space in a host name)."""
+    form = _form(url)
+    if form is None or form == url:
+        return form
+    return form if _form(form) == form else None
+
+
+def _form(url: str) -> str | None:
     try:
         absolute, _ = urldefrag(url)
         parts = urlsplit(absolute)
@@ -199,6 +228,10 @@ def _normalize_general(url: str) -> str | None:
         return None
     if parts.scheme not in _DEFAULT_PORTS or not parts.hostname or _FORBIDDEN_HOST.search(parts.hostname):
         return None
+    if (stripped := absolute.rstrip(_C0_OR_SPACE)) != absolute:
+        # w3lib drops them from a request's URL (as WHATWG does), which can leave an empty
+        # query or parameter at the end: normalise the URL Scrapy will fetch.
+        return _form(stripped)
     host = parts.hostname
     if ":" in host:  # IPv6 literal
         host = f"[{host}]"

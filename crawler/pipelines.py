@@ -16,7 +16,7 @@ from mirrorscope.crawler.items import PageItem
 from mirrorscope.detectors.lsh import LSHIndex
 from mirrorscope.detectors.spam import page_features, page_verdict
 from mirrorscope.detectors.sketch import DocumentSketch, SketchParams, containment_mod_m, resemblance_min_s, sketch_many
-from mirrorscope.storage.records import PageRecord, SketchRecord
+from mirrorscope.storage.records import PageRecord, SketchRecord, WriteResult
 
 logger = logging.getLogger(__name__)
 
@@ -259,8 +259,11 @@ class StorePipeline:
     A batch is written when ``STORE_BATCH_SIZE`` pages or ``STORE_BATCH_LINKS`` links are
     pending or ``STORE_FLUSH_INTERVAL`` seconds have passed, at close, and when
     :func:`store_written` asks. One writer thread keeps batches in order and keeps the
-    database's latency off the reactor. A batch that fails is logged and counted
-    (``mirrorscope/store_errors``); the crawl goes on.
+    database's latency off the reactor. The store writes a batch it refuses page by page
+    (``storage.crawl``): pages it stored as ``store-error`` rows are counted in
+    ``mirrorscope/store_errors``, pages not stored at all in ``mirrorscope/pages_lost``,
+    each batch's once in the log; the crawl goes on, and its run does not end clean
+    (``CrawlContext.lost_writes``).
     """
 
     def __init__(self, crawler: Any, batch_size: int, batch_links: int, interval: float):
@@ -311,15 +314,25 @@ class StorePipeline:
         if not batch:
             return
         d = threads.deferToThreadPool(reactor, self.pool, self.store.write_pages, batch, self.run_id)
-        d.addCallbacks(self._written, self._failed, callbackArgs=(len(batch),), errbackArgs=(len(batch),))
+        d.addCallbacks(self._written, self._failed, errbackArgs=(batch,))
         self.writes.add(d)
 
-    def _written(self, _: Any, count: int) -> None:
-        self.stats.inc_value("mirrorscope/page_writes", count)
+    def _written(self, result: WriteResult) -> None:
+        self.stats.inc_value("mirrorscope/page_writes", result.stored)
+        if result.errors:
+            self.stats.inc_value("mirrorscope/store_errors", len(result.errors))
+            url, error = result.errors[0]
+            logger.error("the store refused %d pages, stored as store-error rows; first %r: %r", len(result.errors), url, error)
+        if result.lost:
+            self._lost(len(result.lost), *result.lost[0])
 
-    def _failed(self, failure: Any, count: int) -> None:
-        self.stats.inc_value("mirrorscope/store_errors")
-        logger.error("could not store %d pages: %s", count, failure.getErrorMessage())
+    def _failed(self, failure: Any, batch: list[PageRecord]) -> None:
+        # The first line: the rest is the statement and its parameters, a batch's links.
+        self._lost(len(batch), batch[0].url, failure.getErrorMessage().split("\n", 1)[0])
+
+    def _lost(self, count: int, url: str, error: str) -> None:
+        self.stats.inc_value("mirrorscope/pages_lost", count)
+        logger.error("%d pages could not be stored at all; first %r: %r", count, url, error)
 
     def holds_pages(self) -> bool:
         """Whether pages are pending or being written."""

@@ -86,7 +86,8 @@ def _emit(
 
 
 def cmd_crawl(args: argparse.Namespace) -> int:
-    """``crawl``: the ``web`` spider from the seeds into the store; 1 unless it finished or spent its page budget."""
+    """``crawl``: the ``web`` spider from the seeds into the store; 1 unless it finished or spent its
+    page budget with every page stored."""
     overrides: dict[str, Any] = {
         "DATABASE_URL": args.db,
         "DEPTH_LIMIT": args.depth_limit,
@@ -96,8 +97,8 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         "LOG_LEVEL": args.log_level,
     }
     overrides.update(parse_settings(args.settings))
-    reason = run_crawl({"seeds": args.seeds, "max_pages": args.max_pages, "allowed_hosts": args.allowed_hosts}, overrides)
-    return 0 if reason in ("finished", "closespider_pagecount") else 1
+    status = run_crawl({"seeds": args.seeds, "max_pages": args.max_pages, "allowed_hosts": args.allowed_hosts}, overrides)
+    return 0 if status in ("finished", "closespider_pagecount") else 1
 
 
 def cmd_report(args: argparse.Namespace) -> int:

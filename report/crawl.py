@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,9 +30,11 @@ def _scrapy_settings(overrides: dict[str, Any]) -> Any:
 
 
 def run_crawl(spider_args: dict[str, Any], overrides: dict[str, Any], quiet: bool = False) -> str:
-    """Run the ``web`` spider in this process; returns Scrapy's finish reason."""
+    """Run the ``web`` spider in this process; returns the run's status: Scrapy's finish
+    reason, or ``lost-writes`` (said on stderr in one line) when pages were not stored."""
     from scrapy.crawler import CrawlerProcess
 
+    from mirrorscope.crawler.context import LOST_WRITES, CrawlContext
     from mirrorscope.crawler.spiders.web import CrawlSetupError, check_crawl_input
 
     settings = _scrapy_settings(overrides)
@@ -47,6 +50,10 @@ def run_crawl(spider_args: dict[str, Any], overrides: dict[str, Any], quiet: boo
     crawler = process.create_crawler("web")
     process.crawl(crawler, **spider_args)
     process.start()
+    lost = CrawlContext.lost_writes_of(crawler)
+    if lost:
+        print(f"error: {lost}", file=sys.stderr)
+        return LOST_WRITES
     return str(crawler.stats.get_value("finish_reason") or "failed")
 
 

@@ -61,7 +61,11 @@ SCHEDULER_PRIORITY_QUEUE = "mirrorscope.crawler.frontier.HostFairQueue"
 SCHEDULER = "mirrorscope.crawler.scheduler.RecoveringScheduler"
 # How deep links are followed from the seeds (0: no limit, as in Scrapy).
 DEPTH_LIMIT = 0
-# URLs longer than this are recorded as links but not fetched: long URLs are mostly traps.
+# URLs longer than this are recorded but not fetched: long URLs are mostly traps. Such a
+# URL is stored cut to this length, its start then "#cut-" and a hash of the whole
+# (storage.storable.cut_to: two long URLs stay two, and the form is never fetched), as
+# the link's target and as a page row with outcome `url-too-long`. It also bounds what
+# PostgreSQL indexes (pages.url, links.target_url): a B-tree entry holds at most ~2700 bytes.
 URL_MAX_LENGTH = 2048
 
 # --- politeness ------------------------------------------------------------------------

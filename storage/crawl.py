@@ -3,7 +3,10 @@
 Writes are batched (one transaction per batch) and idempotent: a page is keyed by its
 URL, so fetching it again updates its row and replaces its links, never duplicates them.
 A fetched page also brings its sketch and the duplicate and containment links the crawl
-found online; they are written in the page's transaction.
+found online; they are written in the page's transaction. Values are made storable first
+(``storage.storable``); a batch the database still refuses is written again page by
+page, so one bad page costs only itself: it is stored as a ``store-error`` row, with the
+database's reason, and the write says so (``WriteResult``).
 """
 
 from __future__ import annotations
@@ -12,12 +15,23 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 from sqlalchemy import Connection, Engine, bindparam, delete, func, insert, select, update
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.orm import aliased
 
 from mirrorscope.storage.models import Containment, CrawlRun, Host, Link, Page, Sketch
-from mirrorscope.storage.records import PageRecord
+from mirrorscope.storage.records import PageRecord, WriteResult
 from mirrorscope.storage.rows import CrawlRunRow, CrawlSummary, HostRow, LinkRow, PageRow
 from mirrorscope.storage.sql import Tables, chunks, from_signed64, to_signed64, upsert, utc_now
+from mirrorscope.storage.storable import storable, storable_text
+
+#: The outcome of a page the database refused to store as crawled.
+STORE_ERROR = "store-error"
+#: Characters of a database error kept as a page's error (its first line: the reason,
+#: without the statement and its parameters, which can be a whole page's links).
+_ERROR_CHARS = 500
+#: What a refused write raises: the database's errors, and encoding errors some
+#: drivers raise unwrapped.
+_REFUSED = (SQLAlchemyError, ValueError)
 
 #: What a later fetch of a stored URL overwrites.
 _PAGE_COLUMNS = (
@@ -25,6 +39,22 @@ _PAGE_COLUMNS = (
     "length", "fetched_at", "fingerprint", "title", "redirect_to", "duplicate_kind", "duplicate_score",
     "spam_score", "spam_reasons", "word_count",
 )
+
+
+def _one_line(exc: BaseException) -> str:
+    """The database's reason for refusing a write, on one line."""
+    reason = exc.orig if isinstance(exc, DBAPIError) else exc
+    text = (str(reason).strip().splitlines() or [type(reason).__name__])[0]
+    return storable_text(f"{type(reason).__name__}: {text}")[:_ERROR_CHARS]
+
+
+def _error_record(record: PageRecord, error: str) -> PageRecord:
+    """What is stored of a page the database refused: its URL, host and fetch, and why."""
+    return PageRecord(
+        url=record.url, host=record.host, hostname=record.hostname, port=record.port, path=record.path,
+        depth=record.depth, outcome=STORE_ERROR, fetched_at=record.fetched_at, status=record.status,
+        ip=record.ip, registrable_domain=record.registrable_domain, error=error,
+    )
 
 
 def _page_ids(conn: Connection, urls: Sequence[str]) -> dict[str, int]:
@@ -74,21 +104,49 @@ class CrawlTables(Tables):
 
     # -- writes -------------------------------------------------------------------------
 
-    def write_pages(self, records: Sequence[PageRecord], run_id: int | None) -> None:
+    def write_pages(self, records: Sequence[PageRecord], run_id: int | None) -> WriteResult:
         """Store a batch of fetched pages with their hosts, links, sketches and
-        duplicate links, in one transaction."""
-        latest: dict[str, PageRecord] = {r.url: r for r in records}
-        if not latest:
-            return
-        batch = list(latest.values())
+        duplicate links, in one transaction; when the database refuses it, page by page."""
+        batch = [storable(r) for r in {r.url: r for r in records}.values()]
+        if not batch:
+            return WriteResult()
+        try:
+            self._write(batch, run_id)
+        except _REFUSED:
+            return self._write_each(batch, run_id)
+        return WriteResult(stored=len(batch))
+
+    def _write_each(self, batch: list[PageRecord], run_id: int | None) -> WriteResult:
+        """Each page in a transaction of its own; one the database refuses is stored as a
+        ``store-error`` row, or counted lost when even that is refused."""
+        result = WriteResult()
+        for record in batch:
+            try:
+                self._write([record], run_id)
+                result.stored += 1
+                continue
+            except _REFUSED as exc:
+                error = _one_line(exc)
+            try:
+                self._write([_error_record(record, error)], run_id)
+                result.errors.append((record.url, error))
+            except _REFUSED as exc:
+                result.lost.append((record.url, _one_line(exc)))
+        return result
+
+    def _write(self, batch: list[PageRecord], run_id: int | None) -> None:
         with self.engine.begin() as conn:
-            host_ids = self._upsert_hosts(conn, batch)
-            ids = self._upsert_pages(conn, batch, host_ids, run_id)
+            fresh = self._upsert_hosts(conn, batch)
+            ids = self._upsert_pages(conn, batch, self._host_ids | fresh, run_id)
             self._replace_links(conn, batch, ids)
             self._replace_sketches(conn, batch, ids)
             self._link_duplicates(conn, batch, ids)
+        # Known only once committed: a refused batch's hosts were rolled back with it.
+        self._host_ids.update(fresh)
 
-    def _upsert_hosts(self, conn: Connection, records: list[PageRecord]) -> dict[str, int]:
+    def _upsert_hosts(self, conn: Connection, records: list[PageRecord]) -> dict[str, tuple[int, str | None]]:
+        """Store the hosts of ``records`` not stored yet, or with a new address; their
+        (id, address) by name."""
         fresh: dict[str, dict[str, Any]] = {}
         for r in records:
             known = self._host_ids.get(r.host)
@@ -99,17 +157,20 @@ class CrawlTables(Tables):
                     "name": r.host, "hostname": r.hostname, "port": r.port, "ip": r.ip,
                     "registrable_domain": r.registrable_domain, "first_seen_at": utc_now(),
                 }
+        ids: dict[str, tuple[int, str | None]] = {}
         if fresh:
             upsert(conn, Host.__table__, list(fresh.values()), "name", (), keep_old=("ip", "registrable_domain"))
             for chunk in chunks(list(fresh)):
                 for hid, name, ip in conn.execute(select(Host.id, Host.name, Host.ip).where(Host.name.in_(chunk))):
-                    self._host_ids[name] = (hid, ip)
-        return {name: hid for name, (hid, _) in self._host_ids.items()}
+                    ids[name] = (hid, ip)
+        return ids
 
-    def _upsert_pages(self, conn: Connection, records: list[PageRecord], host_ids: dict[str, int], run_id: int | None) -> dict[str, int]:
+    def _upsert_pages(
+        self, conn: Connection, records: list[PageRecord], host_ids: dict[str, tuple[int, str | None]], run_id: int | None
+    ) -> dict[str, int]:
         rows = [
             {
-                "url": r.url, "host_id": host_ids[r.host], "crawl_run_id": run_id, "path": r.path,
+                "url": r.url, "host_id": host_ids[r.host][0], "crawl_run_id": run_id, "path": r.path,
                 "depth": r.depth, "status": r.status, "outcome": r.outcome, "error": r.error,
                 "content_type": r.content_type, "length": r.length, "fetched_at": r.fetched_at,
                 "fingerprint": to_signed64(r.fingerprint), "title": r.title, "redirect_to": r.redirect_to,

@@ -69,3 +69,14 @@ class PageRecord:
     word_count: int | None = None
     #: (container URL, containment) for earlier pages this one lies mostly inside.
     contained_in: list[tuple[str, float]] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class WriteResult:
+    """What became of a batch of pages: how many were stored as crawled, and the
+    (URL, one-line error) of those the store refused, stored as ``store-error`` rows
+    (``errors``) or, when even that failed, not at all (``lost``)."""
+
+    stored: int = 0
+    errors: list[tuple[str, str]] = field(default_factory=list)
+    lost: list[tuple[str, str]] = field(default_factory=list)

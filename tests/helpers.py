@@ -21,6 +21,8 @@ import pytest
 from scrapy import Spider
 from scrapy.crawler import Crawler
 from scrapy.utils.test import get_crawler
+from sqlalchemy import Engine
+from sqlalchemy import text as sql_text
 
 from mirrorscope.detectors.mirrors import CandidatePair, HostProfile
 from mirrorscope.detectors.sketch import sketch_many
@@ -46,9 +48,12 @@ def mirror_report(*args: str, timeout: float = 240) -> subprocess.CompletedProce
     return run_cli(sys.executable, "-m", "mirrorscope.report.cli", *args, timeout=timeout)
 
 
-def crawl_world(world: Any, tmp_path: Path, db_url: str, *extra: str) -> tuple[subprocess.CompletedProcess, list[tuple[str, str]]]:
+def crawl_world(
+    world: Any, tmp_path: Path, db_url: str, *extra: str, returncode: int = 0
+) -> tuple[subprocess.CompletedProcess, list[tuple[str, str]]]:
     """Serve a small ``sandbox.World`` on loopback and crawl it with the defaults;
-    (the finished crawl, the server's requests as (host name, path))."""
+    (the finished crawl, which must exit with ``returncode``, the server's requests as
+    (host name, path))."""
     from mirrorscope.sandbox import SandboxServer
 
     with SandboxServer(world, port=0) as server:
@@ -57,7 +62,7 @@ def crawl_world(world: Any, tmp_path: Path, db_url: str, *extra: str) -> tuple[s
         seeds_file.write_text("\n".join(world.seeds(server.port)) + "\n")
         result = scrapy_crawl("-a", f"seeds={seeds_file}", "-s", f"HOSTS_FILE={hosts_file}", "-s", "ALLOW_PRIVATE_ADDRESSES=True",
                               "-s", f"DATABASE_URL={db_url}", "-s", "LOG_LEVEL=WARNING", *extra)
-        assert result.returncode == 0, result.stderr[-3000:]
+        assert result.returncode == returncode, result.stderr[-3000:]
         return result, [(host.split(":")[0], path) for _, host, path in server.request_log()]
 
 
@@ -99,6 +104,24 @@ def page(url: str, depth: int = 0, links: tuple[str, ...] = (), **fields) -> Pag
         links=[LinkRecord(t, t.split("/")[2], f"anchor {i}", "before words", "after words") for i, t in enumerate(links)],
         **fields,
     )
+
+
+def refuse_pages(engine: Engine, condition: str) -> None:
+    """Make the database itself refuse every page row where ``condition`` (SQL on ``NEW``)
+    holds, as a constraint would: the failure cleaning cannot prevent."""
+    with engine.begin() as conn:
+        if conn.dialect.name == "postgresql":
+            conn.execute(sql_text(
+                "CREATE FUNCTION refuse_page() RETURNS trigger AS $$ BEGIN "
+                f"IF {condition} THEN RAISE EXCEPTION 'page refused by the test'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql"
+            ))
+            conn.execute(sql_text("CREATE TRIGGER refuse_page BEFORE INSERT OR UPDATE ON pages FOR EACH ROW EXECUTE FUNCTION refuse_page()"))
+        else:
+            for event in ("INSERT", "UPDATE"):
+                conn.execute(sql_text(
+                    f"CREATE TRIGGER refuse_page_{event} BEFORE {event} ON pages WHEN {condition} "
+                    "BEGIN SELECT RAISE(ABORT, 'page refused by the test'); END"
+                ))
 
 
 # -- documents and crafted mirror hosts ----------------------------------------------------

@@ -47,9 +47,14 @@ def test_normalize_url(base: str, href: str, expected: str | None) -> None:
     assert normalize_url(base, href) == expected
 
 
-def test_long_urls_are_not_crawlable() -> None:
-    assert normalize_url("http://a.test/", "/" + "x" * 3000) is None
-    assert normalize_url("http://a.test/", "/" + "x" * 3000, max_length=10_000) is not None
+def test_long_urls_come_back_cut_to_the_limit_and_stay_distinct() -> None:
+    from mirrorscope.storage.storable import is_cut
+
+    cut = [normalize_url("http://a.test/", "/" + "x" * 3000 + end) or "" for end in "ab"]
+    assert [len(url) for url in cut] == [2048, 2048] and cut[0] != cut[1] and all(map(is_cut, cut))
+    assert cut[0].startswith("http://a.test/xxx")
+    whole = normalize_url("http://a.test/", "/" + "x" * 3000, max_length=10_000)
+    assert whole == "http://a.test/" + "x" * 3000 and not is_cut(whole)
 
 
 def test_host_key_keeps_only_non_default_ports() -> None:
@@ -142,6 +147,4 @@ def test_absolute_links_normalise_as_urllib_does(scheme: str, host: str, port: s
     except ValueError:
         joined = None
     expected = _normalize_general(joined) if joined is not None and href.strip() else None
-    if expected is not None and len(expected) > 2048:
-        expected = None
     assert normalize_url(base, href) == expected

@@ -53,6 +53,7 @@ from mirrorscope.detectors.canonical import CanonicalDocument, canonical_documen
 from mirrorscope.settings.ranges import SettingsError, check_settings
 from mirrorscope.storage.db import StoreError, resolve_database_url
 from mirrorscope.storage.records import LinkRecord, PageRecord
+from mirrorscope.storage.storable import is_cut
 from mirrorscope.storage.store import Store
 
 logger = logging.getLogger(__name__)
@@ -80,6 +81,8 @@ def read_seeds(value: str | None) -> list[str]:
         url = normalize_url("", text)
         if url is None:
             raise CrawlSetupError(f"not an http(s) URL in seeds: {text!r}")
+        if is_cut(url):
+            raise CrawlSetupError(f"a URL in seeds is longer than the crawl fetches: {text[:80]!r}...")
         seeds.append(url)
     if not seeds:
         raise CrawlSetupError(f"no URLs in seeds {value}")
@@ -275,7 +278,7 @@ class WebSpider(Spider):
             # Scrapy's CoreStats sets it on the same signal, after this handler.
             stats["elapsed_time_seconds"] = (datetime.now(timezone.utc) - stats["start_time"]).total_seconds()
         stats = json.loads(json.dumps(stats, default=str))
-        self.store.finish_run(self.run_id, reason, stats)
+        self.store.finish_run(self.run_id, self.context.run_status(reason), stats)
         self.store.close()
 
     # -- requests ---------------------------------------------------------------------
@@ -299,13 +302,14 @@ class WebSpider(Spider):
         """A fetch the mirror detector asks for: ahead of the frontier, outside the page
         budget, and with depth -1 (it was not reached through a link). Hosts outside
         ``allowed_hosts`` are not fetched for it either."""
-        if url in self.seen or not self._follows(url, 0):
+        if url in self.seen or is_cut(url) or not self._follows(url, 0):
             return None
         self.seen.add(url)
         return Request(url, callback=self.parse, errback=self.failed, priority=100, meta={"depth": -1, "mirror_validation": True}, dont_filter=True)
 
     def _request(self, url: str, depth: int) -> Request | None:
-        if url in self.seen or (self.max_pages and self.scheduled >= self.max_pages):
+        # A cut URL is not the page's (the parse records it, ``_too_long``).
+        if url in self.seen or is_cut(url) or (self.max_pages and self.scheduled >= self.max_pages):
             return None
         self.seen.add(url)
         self.scheduled += 1
@@ -363,12 +367,23 @@ class WebSpider(Spider):
         record.links = self._links(doc, url)
         outlinks = (link.target_url for link in record.links)
         pending = [(target, depth + 1) for target in dict.fromkeys(outlinks) if target not in self.seen and self._follows(target, depth + 1)]
+        yield from self._too_long([target for target, _ in pending if is_cut(target)], depth + 1)
+        pending = [(target, d) for target, d in pending if target not in self.seen]
         if not self.context.outlinks_deferred:
             yield from filter(None, (self._request(u, d) for u, d in pending))
             pending = []
         tokens = self.boilerplate.filter(record.host, doc.blocks()) if self.boilerplate else doc.tokens
         # Otherwise scheduled by the duplicate pipeline once the page is known not to be one.
         yield PageItem(record, tokens, outlinks=pending, spam_input=(doc, len(html)) if self.context.spam_scoring else None)
+
+    def _too_long(self, urls: list[str], depth: int) -> Iterator[PageItem]:
+        """Link targets longer than ``URL_MAX_LENGTH``, in the cut form their links hold:
+        recorded (``url-too-long``) and never fetched."""
+        error = f"longer than URL_MAX_LENGTH ({self.url_max_length} characters): recorded, not fetched"
+        for url in urls:
+            self.seen.add(url)
+            self.crawler.stats.inc_value("mirrorscope/outcome/url-too-long")
+            yield PageItem(self._record(url, depth, "url-too-long", error=error))
 
     def _links(self, doc: CanonicalDocument, url: str) -> list[LinkRecord]:
         """Every link of the page with its anchor text and the words either side, then
