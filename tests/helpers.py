@@ -52,13 +52,19 @@ def crawl_world(world: Any, tmp_path: Path, db_url: str, *extra: str) -> tuple[s
     from mirrorscope.sandbox import SandboxServer
 
     with SandboxServer(world, port=0) as server:
-        hosts_file, seeds_file = tmp_path / "hosts", tmp_path / "seeds.txt"
-        hosts_file.write_text(world.hosts_file_text())
-        seeds_file.write_text("\n".join(world.seeds(server.port)) + "\n")
-        result = scrapy_crawl("-a", f"seeds={seeds_file}", "-s", f"HOSTS_FILE={hosts_file}", "-s", "ALLOW_PRIVATE_ADDRESSES=True",
-                              "-s", f"DATABASE_URL={db_url}", "-s", "LOG_LEVEL=WARNING", *extra)
+        result = scrapy_crawl(*crawl_arguments(world, server.port, tmp_path, db_url), *extra)
         assert result.returncode == 0, result.stderr[-3000:]
         return result, [(host.split(":")[0], path) for _, host, path in server.request_log()]
+
+
+def crawl_arguments(world: Any, port: int, tmp_path: Path, db_url: str) -> list[str]:
+    """``scrapy crawl web``'s arguments for ``world`` served at ``port`` (its hosts file
+    and seeds written to ``tmp_path``), storing in ``db_url``."""
+    hosts_file, seeds_file = tmp_path / "hosts", tmp_path / "seeds.txt"
+    hosts_file.write_text(world.hosts_file_text())
+    seeds_file.write_text("\n".join(world.seeds(port)) + "\n")
+    return ["-a", f"seeds={seeds_file}", "-s", f"HOSTS_FILE={hosts_file}", "-s", "ALLOW_PRIVATE_ADDRESSES=True",
+            "-s", f"DATABASE_URL={db_url}", "-s", "LOG_LEVEL=WARNING"]
 
 
 def _real_pages_missing() -> str | None:
