@@ -20,8 +20,16 @@ outcome instead of storing an empty page.
 The canonical form: markup, comments, processing instructions and the contents of
 ``script``, ``style``, ``noscript`` and ``template`` dropped; entities decoded (by the
 parser); each text run Unicode-normalised (NFKC) and lowercased; words are maximal runs
-of Unicode word characters (``\\w+``). Block-level elements separate words, inline
-elements do not, as a browser renders them (``wo<b>rd</b>`` is one word).
+of Unicode word characters (``\\w+``), none longer than ``MAX_WORD_CHARS``. Block-level
+elements separate words, inline elements do not, as a browser renders them
+(``wo<b>rd</b>`` is one word).
+
+Bounds. Everything a page gives is linear in its size with a small constant: a run of
+word characters longer than ``MAX_WORD_CHARS`` is cut into words of that length (a page
+of adjacent links, ``<a>w1</a><a>w2</a>...``, is one run of a million characters, and
+that "word" sat in every link's window: n links cost n² bytes), and a link's anchor
+text and each of its windows keep whole words up to ``LINK_TEXT_MAX_CHARS`` (nested
+anchors otherwise each hold all the text after them).
 
 Chinese and Japanese are written without spaces, so ``\\w+`` would make a sentence one
 "word". Runs of Han, Hiragana and Katakana are cut into overlapping character bigrams
@@ -36,6 +44,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -46,6 +55,8 @@ from w3lib.encoding import html_to_unicode
 from mirrorscope.detectors.stopwords import STOPWORDS
 
 __all__ = [
+    "LINK_TEXT_MAX_CHARS",
+    "MAX_WORD_CHARS",
     "WINDOW",
     "Anchor",
     "CanonicalDocument",
@@ -59,11 +70,20 @@ __all__ = [
 
 #: Words kept on each side of an anchor (Haveliwala et al.: 8).
 WINDOW = 8
+#: Longest word in characters; longer runs are cut into words of this length, as
+#: Lucene's StandardTokenizer and Elasticsearch's standard tokenizer do
+#: (``max_token_length`` 255). The real-page corpus's longest word has 128.
+MAX_WORD_CHARS = 255
+#: Characters (whole words, spaces between) kept of a link's anchor text and of each
+#: window beside it. The real-page corpus's longest are 221 and 271 (99.99% within 151
+#: and 237), so no real link loses a word; whatever its page, a link holds at most
+#: three times this much text.
+LINK_TEXT_MAX_CHARS = 320
 #: Words a body's text must have outside markup before a parse that found none is
 #: called a failure (a page that is only scripts, images or a frameset has none).
 UNPARSED_MIN_WORDS = 3
 
-_WORD = re.compile(r"\w+")
+_WORD = re.compile(rf"\w{{1,{MAX_WORD_CHARS}}}")
 # Han (with the iteration marks and the supplementary planes), Hiragana and Katakana
 # word characters: the scripts written without spaces between words.
 _CJK = (
@@ -72,7 +92,7 @@ _CJK = (
 )
 _HAS_CJK = re.compile(f"[{_CJK}]")
 # A word of other scripts, or a run of CJK characters (cut into bigrams afterwards).
-_RUN = re.compile(f"[{_CJK}]+|[^\\W{_CJK}]+")
+_RUN = re.compile(f"[{_CJK}]+|[^\\W{_CJK}]{{1,{MAX_WORD_CHARS}}}")
 _DROPPED = frozenset(("script", "style", "noscript", "template"))
 # Elements that render inline: text either side of them may join into one word.
 _INLINE = frozenset(
@@ -90,7 +110,8 @@ class Anchor(NamedTuple):
     """One ``<a href>`` (or ``<area href>``): the raw href and where its text sits.
 
     ``start`` and ``end`` index the document's token list: the anchor's words are
-    ``tokens[start:end]`` (alt text of images inside the anchor included).
+    ``tokens[start:end]`` (alt text of images inside the anchor included), its first
+    words up to ``LINK_TEXT_MAX_CHARS`` joined.
     """
 
     href: str
@@ -120,6 +141,9 @@ class CanonicalDocument:
     words: list[str] = field(default_factory=list)
     tree: etree._Element | None = field(default=None, repr=False, compare=False)
     unparsed: bool = False
+    #: Where each token starts in the tokens joined by spaces, then that length plus one:
+    #: ``tokens[a:b]`` joined has ``offsets[b] - offsets[a] - 1`` characters.
+    offsets: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64), repr=False, compare=False)
 
     def blocks(self) -> list[list[str]]:
         """The tokens of each non-empty block, in document order."""
@@ -130,10 +154,33 @@ class CanonicalDocument:
         return " ".join(self.tokens[anchor.start : anchor.end])
 
     def window_before(self, anchor: Anchor, width: int = WINDOW) -> str:
-        return " ".join(self.tokens[max(0, anchor.start - width) : anchor.start])
+        return next(self.link_texts([anchor], width))[1]
 
     def window_after(self, anchor: Anchor, width: int = WINDOW) -> str:
-        return " ".join(self.tokens[anchor.end : anchor.end + width])
+        return next(self.link_texts([anchor], width))[2]
+
+    def link_texts(self, anchors: Sequence[Anchor], width: int = WINDOW) -> Iterator[tuple[str, str, str]]:
+        """(anchor text, window before, window after) of each of ``anchors``: ``width``
+        words either side, as many whole words as fit in ``LINK_TEXT_MAX_CHARS``."""
+        if not anchors:
+            return
+        starts, ends = np.array([(a.start, a.end) for a in anchors], dtype=np.int64).T
+        lows = np.maximum(starts - width, _fitting_start(self.offsets, starts)).tolist()
+        highs = np.minimum(ends + width, _fitting_end(self.offsets, ends)).tolist()
+        tokens = self.tokens
+        for a, b, lo, hi in zip(starts.tolist(), ends.tolist(), lows, highs):
+            yield " ".join(tokens[a:b]), " ".join(tokens[lo:a]), " ".join(tokens[b:hi])
+
+
+def _fitting_start(offsets: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Per token index in ``ends``, the first of the most words before it whose joined
+    length (``offsets[b] - offsets[a] - 1``) fits in ``LINK_TEXT_MAX_CHARS``."""
+    return np.searchsorted(offsets, offsets[ends] - LINK_TEXT_MAX_CHARS - 1, side="left")
+
+
+def _fitting_end(offsets: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Per token index in ``starts``, the end of the most words from it that fit."""
+    return np.searchsorted(offsets, offsets[starts] + LINK_TEXT_MAX_CHARS + 1, side="right") - 1
 
 
 def _normalise(text: str) -> str:
@@ -322,11 +369,15 @@ def canonical_document(html: str | bytes, encoding: str | None = None) -> Canoni
     chars = np.array([(b, e) for _, _, b, e in spans], dtype=np.int64).reshape(-1, 2)
     tokens, words, starts = _segment(text, np.unique(chars))
     block_starts = np.unique(np.searchsorted(starts, np.asarray(walker.block_chars, dtype=np.int64))).tolist() if tokens else []
+    offsets = np.zeros(len(tokens) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens)) + 1, out=offsets[1:])
     anchors: list[Anchor] = []
     if spans:
-        first = np.searchsorted(starts, chars[:, 0], side="left").tolist()
-        stop = np.searchsorted(starts, chars[:, 1], side="left").tolist()
-        anchors = [Anchor(s[1].strip(), b, e) for s, b, e in zip(spans, first, stop)]
+        first = np.searchsorted(starts, chars[:, 0], side="left")
+        stop = np.searchsorted(starts, chars[:, 1], side="left")
+        # An anchor's text is its first words that fit (nested anchors each hold all the text after them).
+        stop = np.minimum(stop, _fitting_end(offsets, first))
+        anchors = [Anchor(s[1].strip(), b, e) for s, b, e in zip(spans, first.tolist(), stop.tolist())]
     return CanonicalDocument(
         tokens=tokens,
         title=walker.title,
@@ -337,6 +388,7 @@ def canonical_document(html: str | bytes, encoding: str | None = None) -> Canoni
         words=words,
         tree=root,
         unparsed=not tokens and not anchors and _has_source_text(html),
+        offsets=offsets,
     )
 
 

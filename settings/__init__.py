@@ -133,6 +133,11 @@ TWISTED_DNS_RESOLVER = "mirrorscope.crawler.resolver.StaticHostsResolver"
 # --- links -----------------------------------------------------------------------------
 # Words kept either side of an anchor (Haveliwala, Gionis & Indyk 2000: 8; at least 1).
 ANCHOR_WINDOW = 8
+# Links read from one page; its further anchors are counted (mirrorscope/links_truncated)
+# and the page's `error` says so. The real-page corpus's largest page (a documentation
+# index) has 20,782; a link costs ~500 bytes held and stored, so no page costs more than
+# ~12 MB of links however it is made (a 7.5 MB page of adjacent links has 214,000).
+LINKS_PER_PAGE_MAX = 25_000
 
 # --- anchor bags during the crawl (crawler/anchor_bags.py; Haveliwala, Gionis & Indyk 2000) --
 # Keep every linked URL's anchor bag (anchor text, ANCHOR_WINDOW words either side, its

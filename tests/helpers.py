@@ -11,6 +11,7 @@ import os
 import random
 import subprocess
 import sys
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -57,13 +58,54 @@ def crawl_world(
     from mirrorscope.sandbox import SandboxServer
 
     with SandboxServer(world, port=0) as server:
-        hosts_file, seeds_file = tmp_path / "hosts", tmp_path / "seeds.txt"
-        hosts_file.write_text(world.hosts_file_text())
-        seeds_file.write_text("\n".join(world.seeds(server.port)) + "\n")
-        result = scrapy_crawl("-a", f"seeds={seeds_file}", "-s", f"HOSTS_FILE={hosts_file}", "-s", "ALLOW_PRIVATE_ADDRESSES=True",
-                              "-s", f"DATABASE_URL={db_url}", "-s", "LOG_LEVEL=WARNING", *extra)
+        result = scrapy_crawl(*crawl_arguments(world, server.port, tmp_path, db_url), *extra)
         assert result.returncode == returncode, result.stderr[-3000:]
         return result, [(host.split(":")[0], path) for _, host, path in server.request_log()]
+
+
+def crawl_arguments(world: Any, port: int, tmp_path: Path, db_url: str) -> list[str]:
+    """``scrapy crawl web``'s arguments for ``world`` served at ``port`` (its hosts file
+    and seeds written to ``tmp_path``), storing in ``db_url``."""
+    hosts_file, seeds_file = tmp_path / "hosts", tmp_path / "seeds.txt"
+    hosts_file.write_text(world.hosts_file_text())
+    seeds_file.write_text("\n".join(world.seeds(port)) + "\n")
+    return ["-a", f"seeds={seeds_file}", "-s", f"HOSTS_FILE={hosts_file}", "-s", "ALLOW_PRIVATE_ADDRESSES=True",
+            "-s", f"DATABASE_URL={db_url}", "-s", "LOG_LEVEL=WARNING"]
+
+
+def _tree_rss_mb(pid: int) -> float:
+    """Resident memory of ``pid`` and its children (the anchor-bag worker), in MB."""
+    total, pids = 0, [pid]
+    while pids:
+        current = pids.pop()
+        try:
+            status = Path(f"/proc/{current}/status").read_text()
+            children = Path(f"/proc/{current}/task/{current}/children").read_text().split()
+        except OSError:
+            continue
+        total += next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")), 0)
+        pids.extend(map(int, children))
+    return total / 1024
+
+
+def crawl_peak(args: list[str], log: Path, timeout: float = 240, kill_mb: float = 1500) -> tuple[int, str, float, float]:
+    """Run ``scrapy crawl web`` with ``args``: (exit code, stderr, peak resident memory of
+    its process in MB, peak of its processes' sum sampled every 50 ms). A crawl past
+    ``kill_mb`` (so that a regression fails without taking the machine) or ``timeout`` is killed."""
+    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    deadline, tree = time.monotonic() + timeout, 0.0
+    with log.open("w+") as stderr:
+        proc = subprocess.Popen([sys.executable, "-m", "scrapy", "crawl", "web", *args], cwd=ROOT, env=env,
+                                stdout=subprocess.DEVNULL, stderr=stderr)
+        # Reaped here, not by Popen: wait4 gives the crawl's own peak.
+        while not (waited := os.wait4(proc.pid, os.WNOHANG))[0]:
+            tree = max(tree, _tree_rss_mb(proc.pid))
+            if tree > kill_mb or time.monotonic() > deadline:
+                proc.kill()
+            time.sleep(0.05)
+        proc.returncode = os.waitstatus_to_exitcode(waited[1])
+        stderr.seek(0)
+        return proc.returncode, stderr.read(), waited[2].ru_maxrss / 1024, tree
 
 
 def _real_pages_missing() -> str | None:

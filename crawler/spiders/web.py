@@ -215,6 +215,7 @@ class WebSpider(Spider):
         spider.boilerplate = BoilerplateFilter() if settings.getbool("BOILERPLATE_REMOVAL") else None
         spider.depth_limit = settings.getint("DEPTH_LIMIT")
         spider.url_max_length = settings.getint("URL_MAX_LENGTH")
+        spider.links_max = settings.getint("LINKS_PER_PAGE_MAX")
         return spider
 
     # -- the run and its recovery -----------------------------------------------------
@@ -364,7 +365,7 @@ class WebSpider(Spider):
             yield PageItem(self._record(url, depth, "unparsed", error=error, **fields))
             return
         record = self._record(url, depth, outcome, title=doc.title[:1000] or None, **fields)
-        record.links = self._links(doc, url)
+        record.links, record.error = self._links(doc, url)
         outlinks = (link.target_url for link in record.links)
         pending = [(target, depth + 1) for target in dict.fromkeys(outlinks) if target not in self.seen and self._follows(target, depth + 1)]
         yield from self._too_long([target for target, _ in pending if is_cut(target)], depth + 1)
@@ -385,23 +386,39 @@ class WebSpider(Spider):
             self.crawler.stats.inc_value("mirrorscope/outcome/url-too-long")
             yield PageItem(self._record(url, depth, "url-too-long", error=error))
 
-    def _links(self, doc: CanonicalDocument, url: str) -> list[LinkRecord]:
+    def _links(self, doc: CanonicalDocument, url: str) -> tuple[list[LinkRecord], str | None]:
         """Every link of the page with its anchor text and the words either side, then
         its meta refresh's target as a link: the page itself is kept (a doorway's words
-        are the evidence against it) and where it sends browsers is followed."""
+        are the evidence against it) and where it sends browsers is followed. Past
+        ``LINKS_PER_PAGE_MAX`` links the page's anchors are not read: counted, and said
+        in the second value (the page's error)."""
         base = (normalize_url(url, doc.base_href) if doc.base_href else url) or url
-        links = []
+        anchors, targets, read = [], [], 0
         for anchor in doc.anchors:
+            if len(targets) == self.links_max:
+                break
+            read += 1
             target = normalize_url(base, anchor.href, self.url_max_length)
             if target is not None:
-                links.append(LinkRecord(
-                    target_url=target, target_host=url_host(target), anchor=doc.anchor_text(anchor),
-                    before=doc.window_before(anchor, self.window), after=doc.window_after(anchor, self.window),
-                ))
+                anchors.append(anchor)
+                targets.append(target)
+        links = [
+            LinkRecord(target_url=target, target_host=url_host(target), anchor=text, before=before, after=after)
+            for target, (text, before, after) in zip(targets, doc.link_texts(anchors, self.window))
+        ]
         refresh = _refresh_target(doc.meta_refresh)
         if refresh is not None and (target := normalize_url(base, refresh, self.url_max_length)) is not None:
             links.append(LinkRecord(target_url=target, target_host=url_host(target), anchor="", before="", after=""))
-        return links
+        return links, self._truncated(url, len(doc.anchors) - read)
+
+    def _truncated(self, url: str, unread: int) -> str | None:
+        if not unread:
+            return None
+        self.crawler.stats.inc_value("mirrorscope/pages_links_truncated")
+        self.crawler.stats.inc_value("mirrorscope/links_truncated", unread)
+        note = f"links truncated: {unread} anchors past LINKS_PER_PAGE_MAX ({self.links_max}) not read"
+        logger.info("%s: %s", url, note)
+        return note
 
     def _outcome(self, response: Response, content_type: str | None) -> str:
         if response.status >= 300:
