@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import os
 import random
+import signal
 import subprocess
 import sys
+import tempfile
+import threading
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -33,9 +36,24 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def run_cli(*args: str, timeout: float = 240, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    """Run a command of the project (``scrapy`` or ``mirror-report``) from the checkout."""
+    """Run a command of the project (``scrapy`` or ``mirror-report``) from the checkout;
+    the result's ``peak_rss_kb`` is the command's peak resident memory (its own, or a
+    child's it waited for)."""
     full_env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"} | (env or {})
-    return subprocess.run(args, cwd=ROOT, env=full_env, capture_output=True, text=True, timeout=timeout)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        process = subprocess.Popen(args, cwd=ROOT, env=full_env, stdout=out, stderr=err)
+        killer = threading.Timer(timeout, process.kill)
+        killer.start()
+        # os.wait4, not Popen.wait: only the first returns the command's resource usage.
+        _, status, usage = os.wait4(process.pid, 0)
+        killer.cancel()
+        process.returncode = os.waitstatus_to_exitcode(status)
+        if process.returncode == -signal.SIGKILL:
+            raise subprocess.TimeoutExpired(args, timeout)
+        out.seek(0), err.seek(0)
+        result = subprocess.CompletedProcess(args, process.returncode, out.read().decode(), err.read().decode())
+    result.peak_rss_kb = usage.ru_maxrss  # type: ignore[attr-defined]
+    return result
 
 
 def scrapy_crawl(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
