@@ -7,7 +7,7 @@ from typing import Any
 
 from scrapy import Request, Spider
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware as ScrapyRobotsTxtMiddleware
-from scrapy.exceptions import CannotResolveHostError, IgnoreRequest
+from scrapy.exceptions import CannotResolveHostError, DownloadConnectionRefusedError, IgnoreRequest
 from scrapy.http.request import NO_CALLBACK
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
@@ -22,11 +22,13 @@ logger = logging.getLogger(__name__)
 
 
 class RefusedRequest(IgnoreRequest):
-    """A request the host policy will not send; ``outcome`` names why."""
+    """A request the host policy will not send; ``outcome`` names why. ``host_wide``: the
+    outcome was decided for the whole host and logged once for it."""
 
-    def __init__(self, outcome: str, message: str):
+    def __init__(self, outcome: str, message: str, *, host_wide: bool = False):
         super().__init__(message)
         self.outcome = outcome
+        self.host_wide = host_wide
 
 
 class RedirectLoopMiddleware:
@@ -91,7 +93,7 @@ class _Unreachable:
     """The robots.txt of a host that could not be read: nothing is allowed, and the
     host's URLs get ``outcome``."""
 
-    def __init__(self, reason: str, outcome: str = "robots-unreachable"):
+    def __init__(self, reason: str, outcome: str):
         self.reason = reason
         self.outcome = outcome
 
@@ -106,8 +108,14 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
     5xx answer parsed as rules). RFC 9309 (section 2.3.1.4) says a crawler MUST then
     assume complete disallow: a server too loaded to serve robots.txt is the last one to
     crawl. 429 counts as unreachable as well (the server asks to be left alone); other
-    4xx answers mean no rules, as in Scrapy. The host's URLs are recorded with the
-    outcome ``robots-unreachable`` for the rest of this run; a resumed run asks again.
+    4xx answers mean no rules, as in Scrapy. A robots.txt that answered but cannot be read
+    is unreachable too: Scrapy allows everything when a downloader middleware throws the
+    answer away (a gzip robots.txt that inflates past ``DOWNLOAD_MAXSIZE`` may well start
+    with ``Disallow: /``). The host's URLs are recorded with the outcome
+    ``robots-unreachable`` for the rest of this run; a resumed run asks again.
+
+    A host that refuses the connection for robots.txt has nothing listening: its URLs
+    are recorded ``connection-refused``, with robots.txt's failure as the reason.
 
     A host whose name does not resolve is an ordinary outcome on the web, not an error:
     one INFO line for the host (Scrapy logs an ERROR with a traceback for each), its URLs
@@ -144,7 +152,7 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
         await super()._parse_robots(response, netloc, request)
 
     def _robots_error(self, exc: Exception, netloc: str) -> None:
-        if isinstance(exc, IgnoreRequest):  # refused by the host policy: nothing was asked
+        if isinstance(exc, RefusedRequest):  # refused by the host policy: nothing was asked
             super()._robots_error(exc, netloc)
             return
         self._stats.inc_value(f"robotstxt/exception_count/{type(exc)}")
@@ -157,12 +165,15 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
             self._stats.inc_value("mirrorscope/unresolvable_hosts")
             self._settle(netloc, _Unreachable(reason, "dns-error"))
             return
+        if isinstance(exc, DownloadConnectionRefusedError):  # nothing listens: its pages would be refused too
+            self._unreachable(netloc, reason, "connection-refused")
+            return
         self._unreachable(netloc, reason)
 
-    def _unreachable(self, netloc: str, reason: str) -> None:
+    def _unreachable(self, netloc: str, reason: str, outcome: str = "robots-unreachable") -> None:
         logger.warning("robots.txt of %s unreachable (%s): its URLs are not fetched in this run", netloc, reason)
         self._stats.inc_value("mirrorscope/robots_unreachable")
-        self._settle(netloc, _Unreachable(reason))
+        self._settle(netloc, _Unreachable(reason, outcome))
 
     def _settle(self, netloc: str, parser: _Unreachable) -> None:
         waiting = self._parsers[netloc]
@@ -173,5 +184,5 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
         if isinstance(rp, _Unreachable):
             self._stats.inc_value("robotstxt/forbidden")
             prefix = "" if rp.outcome == "dns-error" else "robots.txt unreachable: "
-            raise RefusedRequest(rp.outcome, prefix + rp.reason)
+            raise RefusedRequest(rp.outcome, prefix + rp.reason, host_wide=True)
         super().process_request_2(rp, request)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from scrapy import Request, Spider
+from scrapy import Request, Spider, signals
 from scrapy.exceptions import (
     CannotResolveHostError,
     DownloadCancelledError,
@@ -166,8 +166,15 @@ def body_fingerprint(body: bytes) -> int:
     return int.from_bytes(hashlib.blake2b(body, digest_size=8).digest(), "big")
 
 
-def classify_failure(failure: Failure) -> tuple[str, str]:
-    """(outcome, one-line error) of a request that produced no response."""
+#: Request meta key: body bytes received so far, counted on Scrapy's ``bytes_received``
+#: signal. A body that no Content-Length announced is cut at DOWNLOAD_MAXSIZE by
+#: cancelling its download, and the failure says no more than "cancelled".
+BODY_BYTES = "mirrorscope_body_bytes"
+
+
+def classify_failure(failure: Failure, maxsize: int) -> tuple[str, str]:
+    """(outcome, one-line error) of a request that produced no response; ``maxsize`` is
+    DOWNLOAD_MAXSIZE (a request's ``download_maxsize`` meta overrides it)."""
     exc = failure.value
     message = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:500]
     if isinstance(exc, RefusedRequest):
@@ -176,6 +183,10 @@ def classify_failure(failure: Failure) -> tuple[str, str]:
         return "refused-private", message
     if "DOWNLOAD_MAXSIZE" in message or "download max size" in message:
         return "too-large", message
+    meta = failure.request.meta  # type: ignore[attr-defined]
+    limit = meta.get("download_maxsize", maxsize)
+    if isinstance(exc, DownloadCancelledError) and limit and meta.get(BODY_BYTES, 0) > limit:
+        return "too-large", f"body cut after {meta[BODY_BYTES]} bytes: larger than DOWNLOAD_MAXSIZE ({limit} bytes)"
     if isinstance(exc, IgnoreRequest):
         if "robots.txt" in message:
             return "robots", message
@@ -207,6 +218,8 @@ class WebSpider(Spider):
         spider.boilerplate = BoilerplateFilter() if settings.getbool("BOILERPLATE_REMOVAL") else None
         spider.depth_limit = settings.getint("DEPTH_LIMIT")
         spider.url_max_length = settings.getint("URL_MAX_LENGTH")
+        spider.maxsize = settings.getint("DOWNLOAD_MAXSIZE")
+        crawler.signals.connect(spider.body_received, signal=signals.bytes_received)
         return spider
 
     # -- the run and its recovery -----------------------------------------------------
@@ -310,6 +323,10 @@ class WebSpider(Spider):
         return Request(url, callback=self.parse, errback=self.failed, priority=-depth, meta={"depth": depth}, dont_filter=True)
 
     # -- responses --------------------------------------------------------------------
+
+    def body_received(self, data: bytes, request: Request) -> None:
+        """Count a download's body bytes (``BODY_BYTES``): how a cut body is told apart."""
+        request.meta[BODY_BYTES] = request.meta.get(BODY_BYTES, 0) + len(data)
 
     def _record(self, url: str, depth: int, outcome: str, **fields: Any) -> PageRecord:
         host = host_key(url) or ""
@@ -418,11 +435,12 @@ class WebSpider(Spider):
 
     def failed(self, failure: Failure) -> Iterator[PageItem]:
         request = failure.request  # type: ignore[attr-defined]
-        outcome, error = classify_failure(failure)
+        outcome, error = classify_failure(failure, self.maxsize)
         # A redirect chain that ended in failure: every URL of it gets the outcome, once.
         chain = [normalize_url("", url) or url for url in [*request.meta.get("redirect_urls", []), request.url]]
-        level = logging.DEBUG if outcome in HOST_OUTCOMES else logging.INFO
-        if outcome in NOT_SENT and not request.meta.get("mirror_validation"):
+        host_wide = getattr(failure.value, "host_wide", False)
+        level = logging.DEBUG if host_wide or outcome in HOST_OUTCOMES else logging.INFO
+        if (host_wide or outcome in NOT_SENT) and not request.meta.get("mirror_validation"):
             self.scheduled -= 1  # max_pages counts requests sent to servers
         for url in self._chain_to_record(chain):
             logger.log(level, "%s: %s (%s)", url, outcome, error)
