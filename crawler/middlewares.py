@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, Spider
+from scrapy.downloadermiddlewares.redirect import RedirectMiddleware
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware as ScrapyRobotsTxtMiddleware
 from scrapy.exceptions import CannotResolveHostError, DownloadConnectionRefusedError, IgnoreRequest
 from scrapy.http.request import NO_CALLBACK
@@ -18,6 +19,9 @@ from mirrorscope.crawler.context import CrawlContext
 from mirrorscope.crawler.hosts import is_private_address
 from mirrorscope.crawler.resolver import REFUSED
 
+if TYPE_CHECKING:
+    from mirrorscope.crawler.frontier import FrontierPolicy
+
 logger = logging.getLogger(__name__)
 
 
@@ -29,6 +33,44 @@ class RefusedRequest(IgnoreRequest):
         super().__init__(message)
         self.outcome = outcome
         self.host_wide = host_wide
+
+
+class RedirectRefused(RefusedRequest):
+    """A redirect to a URL the frontier refuses; ``redirected`` is the request Scrapy
+    built for it, which carries the chain (``redirect_urls``, ``redirect_reasons``)."""
+
+    def __init__(self, redirected: Request, reason: str):
+        super().__init__("redirect", f"redirect target refused by the frontier: {reason}")
+        self.redirected = redirected
+
+
+class FrontierRedirectMiddleware(RedirectMiddleware):
+    """Scrapy's redirect middleware, which asks the frontier before following.
+
+    Scrapy hands the target to the scheduler, and a target the frontier refuses there (a
+    trap such as a 10,000-character ``Location``, a blocked host, a spent budget) was
+    dropped with nobody left to record the URL that redirected. Here the request fails
+    with :class:`RedirectRefused` instead, and the spider records its chain. Requests
+    fetched outside the frontier (robots.txt's, marked ``NO_CALLBACK``: the engine follows
+    their redirects itself) are not asked about.
+    """
+
+    policy: FrontierPolicy | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> "FrontierRedirectMiddleware":
+        middleware = super().from_crawler(crawler)
+        if crawler.settings.getbool("FRONTIER_ADMISSION"):  # else the queue admits all
+            middleware.policy = CrawlContext.of(crawler).policy
+        return middleware
+
+    def _redirect(self, redirected: Request, request: Request, reason: Any) -> Request:
+        redirected = super()._redirect(redirected, request, reason)
+        if self.policy is not None and request.callback is not NO_CALLBACK:
+            refusal = self.policy.request_refusal(redirected)
+            if refusal is not None:
+                raise RedirectRefused(redirected, refusal)
+        return redirected
 
 
 class RedirectLoopMiddleware:

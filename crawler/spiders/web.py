@@ -46,7 +46,7 @@ from twisted.web._newclient import ResponseFailed, ResponseNeverReceived
 from mirrorscope.crawler.context import CrawlContext, CrawlSetupError
 from mirrorscope.crawler.hosts import HostsFileError, host_key, normalize_url, read_hosts_file, registrable_domain, url_host
 from mirrorscope.crawler.items import PageItem
-from mirrorscope.crawler.middlewares import RefusedRequest
+from mirrorscope.crawler.middlewares import RedirectRefused, RefusedRequest
 from mirrorscope.crawler.resolver import REFUSED
 from mirrorscope.detectors.boilerplate import BoilerplateFilter
 from mirrorscope.detectors.canonical import CanonicalDocument, canonical_document
@@ -346,7 +346,7 @@ class WebSpider(Spider):
         # A redirect to a URL the spider has a request of its own for (or has recorded):
         # that request records it; a second record would count the page twice.
         known = bool(chain) and url not in chain and url in self.seen
-        yield from self._redirect_sources(response, chain, depth, url)
+        yield from self._redirect_sources(response.meta, chain, depth, url)
         if known:
             self.crawler.stats.inc_value("mirrorscope/redirects_to_known_urls")
             return
@@ -411,16 +411,20 @@ class WebSpider(Spider):
             return "binary"
         return "ok"
 
-    def _redirect_sources(self, response: Response, chain: list[str], depth: int, final: str) -> Iterator[PageItem]:
-        reasons = response.meta.get("redirect_reasons", [])
+    def _redirect_sources(
+        self, meta: dict[str, Any], chain: list[str], depth: int, final: str, error: str | None = None
+    ) -> Iterator[PageItem]:
+        """``redirect`` records of a chain's URLs, each to the next; ``error`` is the last one's."""
+        reasons = meta.get("redirect_reasons", [])
         recorded = set(self._chain_to_record(chain))
         for i, source in enumerate(chain):
             if source not in recorded:
                 continue
             recorded.discard(source)
-            target = chain[i + 1] if i + 1 < len(chain) else final
+            last = i + 1 == len(chain)
+            target = final if last else chain[i + 1]
             status = reasons[i] if i < len(reasons) and isinstance(reasons[i], int) else None
-            yield PageItem(self._record(source, depth, "redirect", status=status, redirect_to=target))
+            yield PageItem(self._record(source, depth, "redirect", status=status, redirect_to=target, error=error if last else None))
 
     def _chain_to_record(self, chain: list[str]) -> list[str]:
         """The URLs of a redirect chain this request records: the one it asked for, and
@@ -435,6 +439,9 @@ class WebSpider(Spider):
 
     def failed(self, failure: Failure) -> Iterator[PageItem]:
         request = failure.request  # type: ignore[attr-defined]
+        if isinstance(failure.value, RedirectRefused):
+            yield from self._refused_redirect(failure.value, request.meta.get("depth", 0))
+            return
         outcome, error = classify_failure(failure, self.maxsize)
         # A redirect chain that ended in failure: every URL of it gets the outcome, once.
         chain = [normalize_url("", url) or url for url in [*request.meta.get("redirect_urls", []), request.url]]
@@ -446,3 +453,15 @@ class WebSpider(Spider):
             logger.log(level, "%s: %s (%s)", url, outcome, error)
             self.crawler.stats.inc_value(f"mirrorscope/outcome/{outcome}")
             yield PageItem(self._record(url, request.meta.get("depth", 0), outcome, error=error))
+
+    def _refused_redirect(self, refused: RedirectRefused, depth: int) -> Iterator[PageItem]:
+        """A chain whose last target the frontier refused: its URLs are redirects, the last
+        one to that target, with the refusal as its error; the target is not fetched, as a
+        link the frontier refuses is not."""
+        redirected = refused.redirected
+        chain = [normalize_url("", url) or url for url in redirected.meta.get("redirect_urls", [])]
+        target = normalize_url("", redirected.url) or redirected.url
+        error = (str(refused).splitlines() or [""])[0]
+        logger.info("%s: %s", chain[-1], error)
+        self.crawler.stats.inc_value("mirrorscope/redirects_refused")
+        yield from self._redirect_sources(redirected.meta, chain, depth, target, error)
