@@ -1,4 +1,5 @@
-"""Downloader middlewares applied before anything is fetched: redirect loops, the host policy, robots.txt."""
+"""Downloader middlewares applied before anything is fetched: redirect loops, the host policy, robots.txt,
+and redirects to URLs the frontier refuses."""
 
 from __future__ import annotations
 
@@ -152,9 +153,11 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
     crawl. 429 counts as unreachable as well (the server asks to be left alone); other
     4xx answers mean no rules, as in Scrapy. A robots.txt that answered but cannot be read
     is unreachable too: Scrapy allows everything when a downloader middleware throws the
-    answer away (a gzip robots.txt that inflates past ``DOWNLOAD_MAXSIZE`` may well start
-    with ``Disallow: /``). The host's URLs are recorded with the outcome
-    ``robots-unreachable`` for the rest of this run; a resumed run asks again.
+    answer away, and a gzip robots.txt that inflates past ``DOWNLOAD_MAXSIZE`` may well
+    start with ``Disallow: /`` (so may one at the end of more than ``REDIRECT_MAX_TIMES``
+    redirects, which RFC 9309 lets a crawler take for no rules). The host's URLs are
+    recorded with the outcome ``robots-unreachable`` for the rest of this run; a resumed
+    run asks again.
 
     A host that refuses the connection for robots.txt has nothing listening: its URLs
     are recorded ``connection-refused``, with robots.txt's failure as the reason.

@@ -19,10 +19,11 @@ from mirrorscope.sandbox.torture import BOMB_ROBOTS, DEAD, EXPECTED, LONG_LOCATI
 from mirrorscope.storage.store import Store
 from tests.helpers import crawl_world
 
-#: Peak resident memory of a crawl of the endless body, the 50 MB unframed body and the
-#: robots.txt bomb together, measured at 143-150 MB (the same crawl of one small page:
-#: 135 MB; DOWNLOAD_MAXSIZE is 8 MiB). Holding any of the three whole passes it.
-PEAK_RSS_BOUND_KB = 200 * 1024
+#: Peak resident memory of the crawl of the endless body, the 50 MB unframed body, the
+#: robots.txt bomb and the dead port together: measured at 146-156 MB, as a crawl of one
+#: small page (140-156 MB; DOWNLOAD_MAXSIZE is 8 MiB). With DOWNLOAD_MAXSIZE past 50 MB
+#: the unframed body alone took the crawl to 1,066 MB.
+PEAK_RSS_BOUND_KB = 256 * 1024
 
 HEAVY_CASES = ((PAGES, "/endless-chunked"), (PAGES, "/unframed-50mb"), (BOMB_ROBOTS, "/"), (DEAD, "/"))
 
