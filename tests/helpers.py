@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import os
 import random
-import signal
 import subprocess
 import sys
 import tempfile
-import threading
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -35,24 +33,34 @@ ROOT = Path(__file__).resolve().parent.parent
 # -- the project's commands ------------------------------------------------------------
 
 
+#: Runs a command and writes its peak resident memory (KB) to a file. A command forked
+#: from the test process straight away would report the test process's peak instead,
+#: when larger: Linux keeps the memory high-water mark of a process image across exec.
+_MEASURED = """import resource, subprocess, sys
+try:
+    code = subprocess.run(sys.argv[3:], timeout=float(sys.argv[2])).returncode
+except subprocess.TimeoutExpired:
+    code = 124
+with open(sys.argv[1], "w") as peak:
+    peak.write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))
+sys.exit(code)
+"""
+_TIMED_OUT = 124
+
+
 def run_cli(*args: str, timeout: float = 240, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """Run a command of the project (``scrapy`` or ``mirror-report``) from the checkout;
     the result's ``peak_rss_kb`` is the command's peak resident memory (its own, or a
     child's it waited for)."""
     full_env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"} | (env or {})
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        process = subprocess.Popen(args, cwd=ROOT, env=full_env, stdout=out, stderr=err)
-        killer = threading.Timer(timeout, process.kill)
-        killer.start()
-        # os.wait4, not Popen.wait: only the first returns the command's resource usage.
-        _, status, usage = os.wait4(process.pid, 0)
-        killer.cancel()
-        process.returncode = os.waitstatus_to_exitcode(status)
-        if process.returncode == -signal.SIGKILL:
-            raise subprocess.TimeoutExpired(args, timeout)
-        out.seek(0), err.seek(0)
-        result = subprocess.CompletedProcess(args, process.returncode, out.read().decode(), err.read().decode())
-    result.peak_rss_kb = usage.ru_maxrss  # type: ignore[attr-defined]
+    with tempfile.TemporaryDirectory() as tmp:
+        peak = Path(tmp, "peak_rss_kb")
+        launcher = (sys.executable, "-c", _MEASURED, str(peak), str(timeout))
+        result = subprocess.run([*launcher, *args], cwd=ROOT, env=full_env, capture_output=True, text=True)
+        if result.returncode == _TIMED_OUT:
+            raise subprocess.TimeoutExpired(args, timeout, result.stdout, result.stderr)
+        result.args = list(args)
+        result.peak_rss_kb = int(peak.read_text())  # type: ignore[attr-defined]
     return result
 
 

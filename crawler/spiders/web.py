@@ -461,7 +461,7 @@ class WebSpider(Spider):
         redirected = refused.redirected
         chain = [normalize_url("", url) or url for url in redirected.meta.get("redirect_urls", [])]
         target = normalize_url("", redirected.url) or redirected.url
-        error = (str(refused).splitlines() or [""])[0]
+        error = str(refused)
         logger.info("%s: %s", chain[-1], error)
         self.crawler.stats.inc_value("mirrorscope/redirects_refused")
         yield from self._redirect_sources(redirected.meta, chain, depth, target, error)
