@@ -164,6 +164,12 @@ class FrontierPolicy:
             target_domain = registrable_domain(strip_port(target))
             self.budget.record_inlink(domain or registrable_domain(strip_port(source)), target, target_domain, source_ip=ip)
 
+    def request_refusal(self, request: Request) -> str | None:
+        """Why the queue may not hold ``request`` now (counted and logged), or None."""
+        # A mirror validation fetch is one of a sample bounded per candidate pair: it is
+        # what spares the mirror's other pages, so budgets do not refuse it.
+        return self.refusal(request.url, budget=not request.meta.get("mirror_validation"))
+
     def trust(self, url: str) -> None:
         """``url`` is a seed: its host's budget is the ceiling (``HostBudget.trust``)."""
         host, _, domain = _keys(url)
@@ -335,10 +341,7 @@ class HostFairQueue:
             forget(request.url)
 
     def push(self, request: Request) -> None:
-        # A mirror validation fetch is one of a sample bounded per candidate pair: it is
-        # what spares the mirror's other pages, so budgets do not refuse it.
-        exempt = bool(request.meta.get("mirror_validation"))
-        if self.policy is not None and self.policy.refusal(request.url, budget=not exempt) is not None:
+        if self.policy is not None and self.policy.request_refusal(request) is not None:
             return self._forget(request)
         host, _, domain = _keys(request.url)
         if (cap := self.full(host, domain)) is not None:

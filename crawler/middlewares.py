@@ -1,13 +1,15 @@
-"""Downloader middlewares applied before anything is fetched: redirect loops, the host policy, robots.txt."""
+"""Downloader middlewares applied before anything is fetched: redirect loops, the host policy, robots.txt,
+and redirects to URLs the frontier refuses."""
 
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, Spider
+from scrapy.downloadermiddlewares.redirect import RedirectMiddleware
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware as ScrapyRobotsTxtMiddleware
-from scrapy.exceptions import CannotResolveHostError, IgnoreRequest
+from scrapy.exceptions import CannotResolveHostError, DownloadConnectionRefusedError, IgnoreRequest
 from scrapy.http.request import NO_CALLBACK
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
@@ -18,15 +20,58 @@ from mirrorscope.crawler.context import CrawlContext
 from mirrorscope.crawler.hosts import is_private_address
 from mirrorscope.crawler.resolver import REFUSED
 
+if TYPE_CHECKING:
+    from mirrorscope.crawler.frontier import FrontierPolicy
+
 logger = logging.getLogger(__name__)
 
 
 class RefusedRequest(IgnoreRequest):
-    """A request the host policy will not send; ``outcome`` names why."""
+    """A request the host policy will not send; ``outcome`` names why. ``host_wide``: the
+    outcome was decided for the whole host and logged once for it."""
 
-    def __init__(self, outcome: str, message: str):
+    def __init__(self, outcome: str, message: str, *, host_wide: bool = False):
         super().__init__(message)
         self.outcome = outcome
+        self.host_wide = host_wide
+
+
+class RedirectRefused(RefusedRequest):
+    """A redirect to a URL the frontier refuses; ``redirected`` is the request Scrapy
+    built for it, which carries the chain (``redirect_urls``, ``redirect_reasons``)."""
+
+    def __init__(self, redirected: Request, reason: str):
+        super().__init__("redirect", f"redirect target refused by the frontier: {reason}")
+        self.redirected = redirected
+
+
+class FrontierRedirectMiddleware(RedirectMiddleware):
+    """Scrapy's redirect middleware, which asks the frontier before following.
+
+    Scrapy hands the target to the scheduler, and a target the frontier refuses there (a
+    trap such as a 10,000-character ``Location``, a blocked host, a spent budget) was
+    dropped with nobody left to record the URL that redirected. Here the request fails
+    with :class:`RedirectRefused` instead, and the spider records its chain. Requests
+    fetched outside the frontier (robots.txt's, marked ``NO_CALLBACK``: the engine follows
+    their redirects itself) are not asked about.
+    """
+
+    policy: FrontierPolicy | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> "FrontierRedirectMiddleware":
+        middleware = super().from_crawler(crawler)
+        if crawler.settings.getbool("FRONTIER_ADMISSION"):  # else the queue admits all
+            middleware.policy = CrawlContext.of(crawler).policy
+        return middleware
+
+    def _redirect(self, redirected: Request, request: Request, reason: Any) -> Request:
+        redirected = super()._redirect(redirected, request, reason)
+        if self.policy is not None and request.callback is not NO_CALLBACK:
+            refusal = self.policy.request_refusal(redirected)
+            if refusal is not None:
+                raise RedirectRefused(redirected, refusal)
+        return redirected
 
 
 class RedirectLoopMiddleware:
@@ -91,7 +136,7 @@ class _Unreachable:
     """The robots.txt of a host that could not be read: nothing is allowed, and the
     host's URLs get ``outcome``."""
 
-    def __init__(self, reason: str, outcome: str = "robots-unreachable"):
+    def __init__(self, reason: str, outcome: str):
         self.reason = reason
         self.outcome = outcome
 
@@ -106,8 +151,16 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
     5xx answer parsed as rules). RFC 9309 (section 2.3.1.4) says a crawler MUST then
     assume complete disallow: a server too loaded to serve robots.txt is the last one to
     crawl. 429 counts as unreachable as well (the server asks to be left alone); other
-    4xx answers mean no rules, as in Scrapy. The host's URLs are recorded with the
-    outcome ``robots-unreachable`` for the rest of this run; a resumed run asks again.
+    4xx answers mean no rules, as in Scrapy. A robots.txt that answered but cannot be read
+    is unreachable too: Scrapy allows everything when a downloader middleware throws the
+    answer away, and a gzip robots.txt that inflates past ``DOWNLOAD_MAXSIZE`` may well
+    start with ``Disallow: /`` (so may one at the end of more than ``REDIRECT_MAX_TIMES``
+    redirects, which RFC 9309 lets a crawler take for no rules). The host's URLs are
+    recorded with the outcome ``robots-unreachable`` for the rest of this run; a resumed
+    run asks again.
+
+    A host that refuses the connection for robots.txt has nothing listening: its URLs
+    are recorded ``connection-refused``, with robots.txt's failure as the reason.
 
     A host whose name does not resolve is an ordinary outcome on the web, not an error:
     one INFO line for the host (Scrapy logs an ERROR with a traceback for each), its URLs
@@ -144,7 +197,7 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
         await super()._parse_robots(response, netloc, request)
 
     def _robots_error(self, exc: Exception, netloc: str) -> None:
-        if isinstance(exc, IgnoreRequest):  # refused by the host policy: nothing was asked
+        if isinstance(exc, RefusedRequest):  # refused by the host policy: nothing was asked
             super()._robots_error(exc, netloc)
             return
         self._stats.inc_value(f"robotstxt/exception_count/{type(exc)}")
@@ -157,12 +210,15 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
             self._stats.inc_value("mirrorscope/unresolvable_hosts")
             self._settle(netloc, _Unreachable(reason, "dns-error"))
             return
+        if isinstance(exc, DownloadConnectionRefusedError):  # nothing listens: its pages would be refused too
+            self._unreachable(netloc, reason, "connection-refused")
+            return
         self._unreachable(netloc, reason)
 
-    def _unreachable(self, netloc: str, reason: str) -> None:
+    def _unreachable(self, netloc: str, reason: str, outcome: str = "robots-unreachable") -> None:
         logger.warning("robots.txt of %s unreachable (%s): its URLs are not fetched in this run", netloc, reason)
         self._stats.inc_value("mirrorscope/robots_unreachable")
-        self._settle(netloc, _Unreachable(reason))
+        self._settle(netloc, _Unreachable(reason, outcome))
 
     def _settle(self, netloc: str, parser: _Unreachable) -> None:
         waiting = self._parsers[netloc]
@@ -173,5 +229,5 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
         if isinstance(rp, _Unreachable):
             self._stats.inc_value("robotstxt/forbidden")
             prefix = "" if rp.outcome == "dns-error" else "robots.txt unreachable: "
-            raise RefusedRequest(rp.outcome, prefix + rp.reason)
+            raise RefusedRequest(rp.outcome, prefix + rp.reason, host_wide=True)
         super().process_request_2(rp, request)

@@ -250,6 +250,10 @@ DOWNLOADER_MIDDLEWARES = {
     # 429) disallows the host as RFC 9309 requires; Scrapy's would allow everything.
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
     "mirrorscope.crawler.middlewares.RobotsTxtMiddleware": 100,
+    # Scrapy's redirect middleware, except that a redirect to a URL the frontier refuses
+    # ends there and its chain is recorded (Scrapy's queued it, and the queue dropped it).
+    "scrapy.downloadermiddlewares.redirect.RedirectMiddleware": None,
+    "mirrorscope.crawler.middlewares.FrontierRedirectMiddleware": 600,
 }
 ITEM_PIPELINES = {
     # Cheap first: sketches (per page) before the batched write.

@@ -12,6 +12,7 @@ import random
 import subprocess
 import sys
 import time
+import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -35,10 +36,35 @@ ROOT = Path(__file__).resolve().parent.parent
 # -- the project's commands ------------------------------------------------------------
 
 
+#: Runs a command and writes its peak resident memory (KB) to a file. A command forked
+#: from the test process straight away would report the test process's peak instead,
+#: when larger: Linux keeps the memory high-water mark of a process image across exec.
+_MEASURED = """import resource, subprocess, sys
+try:
+    code = subprocess.run(sys.argv[3:], timeout=float(sys.argv[2])).returncode
+except subprocess.TimeoutExpired:
+    code = 124
+with open(sys.argv[1], "w") as peak:
+    peak.write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))
+sys.exit(code)
+"""
+_TIMED_OUT = 124
+
+
 def run_cli(*args: str, timeout: float = 240, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    """Run a command of the project (``scrapy`` or ``mirror-report``) from the checkout."""
+    """Run a command of the project (``scrapy`` or ``mirror-report``) from the checkout;
+    the result's ``peak_rss_kb`` is the command's peak resident memory (its own, or a
+    child's it waited for)."""
     full_env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"} | (env or {})
-    return subprocess.run(args, cwd=ROOT, env=full_env, capture_output=True, text=True, timeout=timeout)
+    with tempfile.TemporaryDirectory() as tmp:
+        peak = Path(tmp, "peak_rss_kb")
+        launcher = (sys.executable, "-c", _MEASURED, str(peak), str(timeout))
+        result = subprocess.run([*launcher, *args], cwd=ROOT, env=full_env, capture_output=True, text=True)
+        if result.returncode == _TIMED_OUT:
+            raise subprocess.TimeoutExpired(args, timeout, result.stdout, result.stderr)
+        result.args = list(args)
+        result.peak_rss_kb = int(peak.read_text())  # type: ignore[attr-defined]
+    return result
 
 
 def scrapy_crawl(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from scrapy import Request, Spider
+from scrapy import Request, Spider, signals
 from scrapy.exceptions import (
     CannotResolveHostError,
     DownloadCancelledError,
@@ -46,7 +46,7 @@ from twisted.web._newclient import ResponseFailed, ResponseNeverReceived
 from mirrorscope.crawler.context import CrawlContext, CrawlSetupError
 from mirrorscope.crawler.hosts import HostsFileError, host_key, normalize_url, read_hosts_file, registrable_domain, url_host
 from mirrorscope.crawler.items import PageItem
-from mirrorscope.crawler.middlewares import RefusedRequest
+from mirrorscope.crawler.middlewares import RedirectRefused, RefusedRequest
 from mirrorscope.crawler.resolver import REFUSED
 from mirrorscope.detectors.boilerplate import BoilerplateFilter
 from mirrorscope.detectors.canonical import CanonicalDocument, canonical_document
@@ -174,8 +174,15 @@ def body_fingerprint(body: bytes) -> int:
     return int.from_bytes(hashlib.blake2b(body, digest_size=8).digest(), "big")
 
 
-def classify_failure(failure: Failure) -> tuple[str, str]:
-    """(outcome, one-line error) of a request that produced no response."""
+#: Request meta key: body bytes received so far, counted on Scrapy's ``bytes_received``
+#: signal. A body that no Content-Length announced is cut at DOWNLOAD_MAXSIZE by
+#: cancelling its download, and the failure says no more than "cancelled".
+BODY_BYTES = "mirrorscope_body_bytes"
+
+
+def classify_failure(failure: Failure, maxsize: int) -> tuple[str, str]:
+    """(outcome, one-line error) of a request that produced no response; ``maxsize`` is
+    DOWNLOAD_MAXSIZE (a request's ``download_maxsize`` meta overrides it)."""
     exc = failure.value
     message = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:500]
     if isinstance(exc, RefusedRequest):
@@ -184,6 +191,10 @@ def classify_failure(failure: Failure) -> tuple[str, str]:
         return "refused-private", message
     if "DOWNLOAD_MAXSIZE" in message or "download max size" in message:
         return "too-large", message
+    meta = failure.request.meta  # type: ignore[attr-defined]
+    limit = meta.get("download_maxsize", maxsize)
+    if isinstance(exc, DownloadCancelledError) and limit and meta.get(BODY_BYTES, 0) > limit:
+        return "too-large", f"body cut after {meta[BODY_BYTES]} bytes: larger than DOWNLOAD_MAXSIZE ({limit} bytes)"
     if isinstance(exc, IgnoreRequest):
         if "robots.txt" in message:
             return "robots", message
@@ -216,6 +227,8 @@ class WebSpider(Spider):
         spider.depth_limit = settings.getint("DEPTH_LIMIT")
         spider.url_max_length = settings.getint("URL_MAX_LENGTH")
         spider.links_max = settings.getint("LINKS_PER_PAGE_MAX")
+        spider.maxsize = settings.getint("DOWNLOAD_MAXSIZE")
+        crawler.signals.connect(spider.body_received, signal=signals.bytes_received)
         return spider
 
     # -- the run and its recovery -----------------------------------------------------
@@ -321,6 +334,10 @@ class WebSpider(Spider):
 
     # -- responses --------------------------------------------------------------------
 
+    def body_received(self, data: bytes, request: Request) -> None:
+        """Count a download's body bytes (``BODY_BYTES``): how a cut body is told apart."""
+        request.meta[BODY_BYTES] = request.meta.get(BODY_BYTES, 0) + len(data)
+
     def _record(self, url: str, depth: int, outcome: str, **fields: Any) -> PageRecord:
         host = host_key(url) or ""
         parts = urlsplit(url)
@@ -339,7 +356,7 @@ class WebSpider(Spider):
         # A redirect to a URL the spider has a request of its own for (or has recorded):
         # that request records it; a second record would count the page twice.
         known = bool(chain) and url not in chain and url in self.seen
-        yield from self._redirect_sources(response, chain, depth, url)
+        yield from self._redirect_sources(response.meta, chain, depth, url)
         if known:
             self.crawler.stats.inc_value("mirrorscope/redirects_to_known_urls")
             return
@@ -431,16 +448,20 @@ class WebSpider(Spider):
             return "binary"
         return "ok"
 
-    def _redirect_sources(self, response: Response, chain: list[str], depth: int, final: str) -> Iterator[PageItem]:
-        reasons = response.meta.get("redirect_reasons", [])
+    def _redirect_sources(
+        self, meta: dict[str, Any], chain: list[str], depth: int, final: str, error: str | None = None
+    ) -> Iterator[PageItem]:
+        """``redirect`` records of a chain's URLs, each to the next; ``error`` is the last one's."""
+        reasons = meta.get("redirect_reasons", [])
         recorded = set(self._chain_to_record(chain))
         for i, source in enumerate(chain):
             if source not in recorded:
                 continue
             recorded.discard(source)
-            target = chain[i + 1] if i + 1 < len(chain) else final
+            last = i + 1 == len(chain)
+            target = final if last else chain[i + 1]
             status = reasons[i] if i < len(reasons) and isinstance(reasons[i], int) else None
-            yield PageItem(self._record(source, depth, "redirect", status=status, redirect_to=target))
+            yield PageItem(self._record(source, depth, "redirect", status=status, redirect_to=target, error=error if last else None))
 
     def _chain_to_record(self, chain: list[str]) -> list[str]:
         """The URLs of a redirect chain this request records: the one it asked for, and
@@ -455,13 +476,29 @@ class WebSpider(Spider):
 
     def failed(self, failure: Failure) -> Iterator[PageItem]:
         request = failure.request  # type: ignore[attr-defined]
-        outcome, error = classify_failure(failure)
+        if isinstance(failure.value, RedirectRefused):
+            yield from self._refused_redirect(failure.value, request.meta.get("depth", 0))
+            return
+        outcome, error = classify_failure(failure, self.maxsize)
         # A redirect chain that ended in failure: every URL of it gets the outcome, once.
         chain = [normalize_url("", url) or url for url in [*request.meta.get("redirect_urls", []), request.url]]
-        level = logging.DEBUG if outcome in HOST_OUTCOMES else logging.INFO
-        if outcome in NOT_SENT and not request.meta.get("mirror_validation"):
+        host_wide = getattr(failure.value, "host_wide", False)
+        level = logging.DEBUG if host_wide or outcome in HOST_OUTCOMES else logging.INFO
+        if (host_wide or outcome in NOT_SENT) and not request.meta.get("mirror_validation"):
             self.scheduled -= 1  # max_pages counts requests sent to servers
         for url in self._chain_to_record(chain):
             logger.log(level, "%s: %s (%s)", url, outcome, error)
             self.crawler.stats.inc_value(f"mirrorscope/outcome/{outcome}")
             yield PageItem(self._record(url, request.meta.get("depth", 0), outcome, error=error))
+
+    def _refused_redirect(self, refused: RedirectRefused, depth: int) -> Iterator[PageItem]:
+        """A chain whose last target the frontier refused: its URLs are redirects, the last
+        one to that target, with the refusal as its error; the target is not fetched, as a
+        link the frontier refuses is not."""
+        redirected = refused.redirected
+        chain = [normalize_url("", url) or url for url in redirected.meta.get("redirect_urls", [])]
+        target = normalize_url("", redirected.url) or redirected.url
+        error = str(refused)
+        logger.info("%s: %s", chain[-1], error)
+        self.crawler.stats.inc_value("mirrorscope/redirects_refused")
+        yield from self._redirect_sources(redirected.meta, chain, depth, target, error)
