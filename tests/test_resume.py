@@ -24,7 +24,7 @@ KILLS = (0.03, 0.5)
 #: Requests to spam and trap hosts a resumed crawl may make beyond an uninterrupted one's.
 #: What a kill costs on them: the requests in flight (CONCURRENT_REQUESTS_PER_DOMAIN, 2, per
 #: host) and the pages fetched but not yet stored, fetched again, robots.txt again in each
-#: run, and a cloaking host whose check the kill cut short. Measured: 3 to 8 on the full
+#: run, and a cloaking host whose check the kill cut short. Measured: 8 to 16 on the full
 #: world over three kills, where it was 106 to 126.
 EXTRA_FETCHES = 20
 
