@@ -97,8 +97,8 @@ class CrawlContext:
             raise CrawlSetupError(str(exc)) from None
 
     @cached_property
-    def run(self) -> tuple[int, bool]:
-        """(run id, resumed) of the crawl run, opened before anything is queued."""
+    def run(self) -> tuple[int, bool, bool]:
+        """(run id, resumed, finished before) of the crawl run, opened before anything is queued."""
         return self._open_run(self.crawler.spider, job_dir(self.crawler.settings))
 
     @property
@@ -109,6 +109,12 @@ class CrawlContext:
     def resumed(self) -> bool:
         """Whether this crawl continues a run its ``JOBDIR`` names."""
         return self.run[1]
+
+    @property
+    def finished(self) -> bool:
+        """Whether the run ``JOBDIR`` names had finished (its frontier ran out): the crawl
+        then fetches and writes nothing, and the run keeps its record."""
+        return self.run[2]
 
     @cached_property
     def policy(self) -> FrontierPolicy:
@@ -147,20 +153,24 @@ class CrawlContext:
         if self.writer is not None:
             await self.writer.written()
 
-    def _open_run(self, spider: Any, jobdir: str | None) -> tuple[int, bool]:
-        """(run id, resumed): the run named in ``JOBDIR`` when the store still has it,
-        else a new run recorded there."""
+    def _open_run(self, spider: Any, jobdir: str | None) -> tuple[int, bool, bool]:
+        """(run id, resumed, finished before): the run named in ``JOBDIR`` when the store
+        still has it, else a new run recorded there."""
         marker = Path(jobdir, RUN_MARKER) if jobdir else None
         if marker is not None and marker.exists():
             run_id = json.loads(marker.read_text()).get("run_id")
-            if isinstance(run_id, int) and self.store.run_exists(run_id):
+            status = self.store.run_status(run_id) if isinstance(run_id, int) else None
+            if status == "finished":
+                logger.info("crawl run %d of %s finished already: nothing to crawl (another JOBDIR crawls again)", run_id, jobdir)
+                return run_id, True, True
+            if status is not None:
                 self.store.resume_run(run_id)
                 logger.info("resuming crawl run %d from the store", run_id)
-                return run_id, True
+                return run_id, True, False
         chosen = {name: self.crawler.settings.get(name) for name in RUN_SETTINGS}
         chosen.update(getattr(spider, "run_arguments", dict)())
         run_id = self.store.start_run(getattr(spider, "seed_urls", []), chosen)
         if marker is not None:
             marker.parent.mkdir(parents=True, exist_ok=True)
             marker.write_text(json.dumps({"run_id": run_id}))
-        return run_id, False
+        return run_id, False, False

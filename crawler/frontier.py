@@ -69,6 +69,7 @@ import logging
 from collections import Counter, OrderedDict
 from collections.abc import AsyncIterator
 from contextlib import suppress
+from itertools import groupby
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -163,6 +164,16 @@ class FrontierPolicy:
         for source, ip, domain, target in store.host_graph():
             target_domain = registrable_domain(strip_port(target))
             self.budget.record_inlink(domain or registrable_domain(strip_port(source)), target, target_domain, source_ip=ip)
+        self._restore_traps(store)
+
+    def _restore_traps(self, store: Store) -> None:
+        """The calendar URLs admitted so far and the calendar walks refused, replayed from
+        the stored pages and their links (as ``walking_calendar`` saw them)."""
+        for url in store.fetched_urls():
+            if calendar_like(url):
+                self.traps.admit(_keys(url)[0], url)
+        for (host, source), links in groupby(store.same_host_links(), key=lambda row: row[:2]):
+            self.traps.walking_calendar(host, source, [target for _, _, target in links])
 
     def request_refusal(self, request: Request) -> str | None:
         """Why the queue may not hold ``request`` now (counted and logged), or None."""
@@ -513,6 +524,12 @@ class FrontierMiddleware(BaseSpiderMiddleware):
         async for request in start:
             if isinstance(request, Request) and request.meta.get("depth", 0) == 0:
                 self.policy.trust(request.url)
+            elif isinstance(request, Request) and self.policy.traps.was_walked(_keys(request.url)[0], request.url):
+                # A resumed crawl's frontier is the stored links: a calendar's walk is
+                # among them, and refused again (as the refill does).
+                if hasattr(spider, "forget"):
+                    spider.forget(request.url)
+                continue
             yield request
 
     def get_processed_request(self, request: Request, response: Response | None) -> Request | None:

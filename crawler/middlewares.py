@@ -168,8 +168,15 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
     """
 
     async def robot_parser(self, request: Request) -> Any:
-        """Scrapy's, without its ERROR and traceback for a robots.txt that failed:
-        :meth:`_robots_error` records the failure once per host."""
+        """Scrapy's, without its ERROR and traceback for a robots.txt that failed
+        (:meth:`_robots_error` records the failure once per host), and with every request
+        that waited for the file getting its rules.
+
+        Scrapy hands each waiting request the host's Deferred as an asyncio Future, and
+        Twisted's ``Deferred.asFuture`` consumes the result: the first waiter got the
+        parser, every later one None, which Scrapy reads as "no robots.txt, allow all".
+        Three requests of a host waiting for its robots.txt were enough to fetch a
+        disallowed URL, as a resumed crawl's frontier (many URLs of a host at once) did."""
         netloc = urlparse_cached(request).netloc
         if netloc not in self._parsers:
             self._parsers[netloc] = Deferred()
@@ -185,7 +192,9 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
             self._stats.inc_value("robotstxt/request_count")
         parser = self._parsers[netloc]
         if isinstance(parser, Deferred):
-            return await maybe_deferred_to_future(parser)
+            await maybe_deferred_to_future(parser)
+            # Settled before the Deferred fired (Scrapy's _parse_robots, _settle).
+            parser = self._parsers[netloc]
         return parser
 
     async def _parse_robots(self, response: Any, netloc: str, request: Request) -> None:

@@ -3,6 +3,12 @@
 fetches the sampled counterparts through the crawl (politeness kept), and, once a mirror is
 validated, refuses the mirror side's paths whose counterpart on the canonical side is stored
 (outcome ``mirrored-not-fetched``).
+
+Verdicts are written after every round that judged a pair, and at idle and close, so a
+killed crawl loses at most one round. A resumed crawl (``CrawlContext.resumed``) rebuilds
+its ``HostView`` from the store and takes back the stored verdicts
+(``MirrorRound.restore``): the sampled counterparts fetched before the kill are stored
+pages, so they are not fetched again, and a verdict is never replaced by a poorer view.
 """
 
 from __future__ import annotations
@@ -36,6 +42,9 @@ class MirrorMiddleware:
         self.mirrored: dict[str, str] = {}
         self.pages_since = 0
         self.persisted = False
+        self.written = 0
+        # A finished run's re-run: nothing is validated and nothing written.
+        self.frozen = False
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "MirrorMiddleware":
@@ -45,12 +54,24 @@ class MirrorMiddleware:
             settings.getint("MIRROR_CANDIDATES_PER_HOST"), settings.getbool("MIRROR_DETECTION_ENABLED"),
         )
         if middleware.enabled:
+            crawler.signals.connect(middleware.spider_opened, signal=signals.spider_opened)
             crawler.signals.connect(middleware.item_scraped, signal=signals.item_scraped)
             crawler.signals.connect(middleware.spider_idle, signal=signals.spider_idle)
             crawler.signals.connect(middleware.spider_closed, signal=signals.spider_closed)
         return middleware
 
     # -- what the crawl learns ----------------------------------------------------------
+
+    def spider_opened(self) -> None:
+        context = CrawlContext.of(self.crawler)
+        self.frozen = context.finished
+        if not context.resumed or self.frozen:
+            return
+        self.view = HostView.from_store(context.store)
+        self.rounds.restore(context.store.mirror_pairs(include_none=True))
+        self.written = self.rounds.judged()
+        self._refresh_policy()
+        logger.info("mirrors: resumed with %d hosts and %d verdicts from the store", len(self.view.content), self.written)
 
     def item_scraped(self, item: Any) -> None:
         if not isinstance(item, PageItem):
@@ -64,28 +85,36 @@ class MirrorMiddleware:
             self._round()
 
     def spider_idle(self) -> None:
+        if self.frozen:
+            return
         if self._round():
             raise DontCloseSpider
         self._persist()
 
     def spider_closed(self) -> None:
         """A crawl stopped before going idle (page limit, shutdown) keeps what it judged."""
-        if not self.persisted:
+        if not self.persisted and not self.frozen:
             self._persist()
 
     def _persist(self) -> None:
         self.rounds.finish(self.view)
         self._refresh_policy()
+        self._write()
+        self.persisted = True
+
+    def _write(self) -> None:
         pairs, clusters = self.rounds.rows(self.view)
         CrawlContext.of(self.crawler).store.replace_mirrors(pairs, clusters)
         self.crawler.stats.set_value("mirrorscope/mirrors", sum(p["level"] != "none" for p in pairs))
-        self.persisted = True
+        self.written = self.rounds.judged()
 
     def _round(self) -> bool:
         """Run a round; True when it scheduled validation fetches."""
         self.pages_since = 0
         wanted = [w for w in self.rounds.run(self.view) if w not in self.requested]
         self._refresh_policy()
+        if self.rounds.judged() != self.written:
+            self._write()
         spider = self.crawler.spider
         for host, path in wanted:
             self.requested.add((host, path))

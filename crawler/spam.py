@@ -37,8 +37,10 @@ the duplicate pipeline expands a page)
     fetching them would only confirm it.
 
 Verdicts are written to ``host_verdicts`` (spam, and trap verdicts of
-``detectors.traps`` from the frontier's trap monitor) when the crawl goes idle and when
-it closes; ``mirror-report detect`` judges the spam verdicts again from the store
+``detectors.traps`` from the frontier's trap monitor) when a host is flagged, when the
+crawl goes idle and when it closes. A resumed crawl takes them back with the evidence
+(``HostJudge.restore``) and judges every host again on it, so the hosts a killed crawl
+flagged stay blocked; ``mirror-report detect`` judges the spam verdicts again from the store
 (``crawler.host_spam.rejudge_spam``). ``SPAM_DETECTION_ENABLED`` switches the host
 verdicts and the gating off (page scores are the ``SpamScorePipeline``'s).
 """
@@ -103,7 +105,9 @@ class SpamMonitor:
         self.farms_dirty = False
         self.last_farm_search = 0.0
         self.farm_interval = FARM_SEARCH_INTERVAL
-        self.timer = task.LoopingCall(self._search_farms)
+        # A host flagged since the verdicts were last written (see _tick).
+        self.unsaved = False
+        self.timer = task.LoopingCall(self._tick)
 
     @classmethod
     def connected(cls, crawler: Any, context: CrawlContext) -> SpamMonitor:
@@ -167,8 +171,16 @@ class SpamMonitor:
     def _block(self, host: str) -> None:
         """A host was judged spam: the frontier queues nothing more of it."""
         self.policy.budget.block(host, "spam")
+        self.unsaved = True
         self.stats.inc_value("spam/hosts_blocked")
         logger.info("spam: %s blocked (%s)", host, self.judge.flagged[host])
+
+    def _tick(self) -> None:
+        self._search_farms()
+        # A flag is written at once (not only at idle): a killed crawl keeps its evidence
+        # that the store cannot rebuild, the cloaking checks, and resumes with it.
+        if self.unsaved:
+            self._persist()
 
     def _search_farms(self) -> None:
         # A farm is found by its structure, not by its pages' words: the search runs when
@@ -244,6 +256,9 @@ class SpamMonitor:
             self.judge.restore(self.context.store)
             for host in self.judge.flagged:
                 self.policy.budget.block(host, "spam")
+            # Flags a killed crawl did not write exist only as evidence: judged again
+            # from it now, and blocked.
+            self.judge.spam_rows(settle=True)
         self.timer.start(FARM_SEARCH_INTERVAL, now=False)
 
     def spider_idle(self) -> None:
@@ -271,6 +286,9 @@ class SpamMonitor:
         return rows
 
     def _persist(self) -> None:
+        if self.context.finished:
+            return  # a finished run's re-run judged nothing new
+        self.unsaved = False
         rows = self.rows()
         self.context.store.replace_host_verdicts(rows)
         self.stats.set_value("spam/hosts_flagged", sum(r["flagged"] for r in rows if r["kind"] == "spam"))

@@ -15,6 +15,7 @@ counterpart on the canonical side is stored (outcome ``mirrored-not-fetched``).
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -32,6 +33,7 @@ from mirrorscope.detectors.mirrors import (
     sample_paths,
 )
 from mirrorscope.detectors.sketch import DocumentSketch, containment_mod_m
+from mirrorscope.storage.rows import MirrorPairRow
 from mirrorscope.storage.store import Store
 
 # Outcomes that say a path does not exist on a host (as opposed to: not fetched yet).
@@ -39,6 +41,12 @@ _ABSENT = {"http-404", "http-410", "redirect", "redirect-loop"}
 #: Linked paths remembered per host. Path features need a host's shape, not all of it, and
 #: a host emitting endless links (a farm, a calendar) must not grow the view without end.
 MAX_KNOWN_PATHS = 10_000
+
+
+def _root_parts(root: str) -> tuple[str, str]:
+    """(host, prefix) of a stored URL root (``HostView.root``'s inverse)."""
+    parts = urlsplit(root)
+    return parts.netloc, parts.path or "/"
 
 
 def url_path(url: str) -> str:
@@ -173,6 +181,29 @@ class MirrorRound:
             self.graph.add(verdict)
             self.decided[key] = (pair, verdict)
         return list(dict.fromkeys(wanted))
+
+    def restore(self, rows: Iterable[MirrorPairRow]) -> None:
+        """Take back the verdicts a store holds (``mirror_pairs``, level ``none`` included):
+        a resumed crawl does not validate them again, and :meth:`rows` writes them as they
+        were. Verdicts judged again later replace them."""
+        for row in rows:
+            (a, prefix_a), (b, prefix_b) = _root_parts(row["url_a"]), _root_parts(row["url_b"])
+            key = (location(a, prefix_a), location(b, prefix_b))
+            pair = CandidatePair(a, b, prefix_a, prefix_b, score=row["score"], features=dict(row["features"] or {}))
+            if row["inferred"]:
+                self.inferred[key] = (pair, row["level"])
+                continue
+            # The row keeps the two directions' sums: A's side carries them, B's is zero.
+            verdict = MirrorVerdict(
+                a, b, prefix_a, prefix_b, row["level"], True, row["fraction_ab"], row["fraction_ba"],
+                row["paths_checked"], row["paths_matched"], 0, 0, 0, 0, tuple(row["reasons"] or ()),
+            )
+            self.graph.add(verdict)
+            self.decided[key] = (pair, verdict)
+
+    def judged(self) -> int:
+        """Pairs with a verdict, validated or inferred."""
+        return len(self.decided) + len(self.inferred)
 
     def finish(self, view: HostView) -> None:
         """Judge what is still pending with what is known (unknown paths stay unknown)."""

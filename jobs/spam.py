@@ -238,9 +238,12 @@ class HostJudge:
         verdict = self.judge(host, inlinks)
         state = self.hosts.get(host)
         scores = state.scores if state is not None else ()
+        # Flags are never withdrawn: a host a crawl blocked stays flagged, with the reason it
+        # was flagged for when its evidence no longer holds it (a page lost to a kill).
+        earlier = not verdict.is_spam and host in self.flagged
         return {
-            "host": host, "kind": "spam", "flagged": verdict.is_spam, "score": verdict.score,
-            "pages": state.pages if state is not None else 0, "reasons": verdict.messages,
+            "host": host, "kind": "spam", "flagged": verdict.is_spam or earlier, "score": verdict.score,
+            "pages": state.pages if state is not None else 0, "reasons": [self.flagged[host]] if earlier else verdict.messages,
             "features": {
                 "scored_pages": len(scores), "spam_pages": int(sum(s >= SPAM_SCORE for s in scores)),
                 "cloak_resemblance": state.cloak if state is not None else None,

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, cast
 
-from sqlalchemy import Connection, Engine, bindparam, delete, func, insert, select, update
+from sqlalchemy import Connection, Engine, bindparam, delete, func, insert, or_, select, update
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.orm import aliased
 
@@ -87,9 +87,10 @@ class CrawlTables(Tables):
         with self.engine.begin() as conn:
             conn.execute(update(CrawlRun).where(CrawlRun.id == run_id).values(status="running", finished_at=None))
 
-    def run_exists(self, run_id: int) -> bool:
+    def run_status(self, run_id: int) -> str | None:
+        """The run's status (``running``, ``finished``, another close reason), None when the store has no such run."""
         with self.engine.connect() as conn:
-            return conn.execute(select(CrawlRun.id).where(CrawlRun.id == run_id)).first() is not None
+            return conn.execute(select(CrawlRun.status).where(CrawlRun.id == run_id)).scalar_one_or_none()
 
     def finish_run(self, run_id: int, status: str, stats: dict[str, Any]) -> None:
         with self.engine.begin() as conn:
@@ -243,12 +244,15 @@ class CrawlTables(Tables):
         with self.engine.connect() as conn:
             return set(conn.execute(query).scalars())
 
-    def unfetched_targets(self, run_id: int, from_duplicates: bool = True) -> list[tuple[str, int]]:
+    def unfetched_targets(
+        self, run_id: int, from_duplicates: bool = True, spam_below: float | None = None
+    ) -> list[tuple[str, int]]:
         """Link targets found by ``run_id`` that no page row holds yet, with their depth.
 
         This is the crawl frontier as the store knows it: after a hard kill the crawl
         resumes from here, so nothing the killed process had queued is lost. Links on
-        pages recorded as duplicates count only when ``from_duplicates``.
+        pages recorded as duplicates count only when ``from_duplicates``; with
+        ``spam_below``, links on pages scored that high count only to their own host.
         """
         target = aliased(Page)
         query = (
@@ -261,7 +265,23 @@ class CrawlTables(Tables):
         )
         if not from_duplicates:
             query = query.where(Page.duplicate_of_id.is_(None))
+        if spam_below is not None:
+            # A spam page's links to its own host are followed until the host is judged.
+            query = query.join(Host, Host.id == Page.host_id).where(
+                or_(Page.spam_score.is_(None), Page.spam_score < spam_below, Link.target_host == Host.name)
+            )
         return cast(list[tuple[str, int]], self._tuples(query))
+
+    def same_host_links(self) -> list[tuple[str, str, str]]:
+        """(host, source URL, target URL) of every stored link to its own page's host, by page."""
+        query = (
+            select(Host.name, Page.url, Link.target_url)
+            .join(Page, Page.id == Link.source_page_id)
+            .join(Host, Host.id == Page.host_id)
+            .where(Link.target_host == Host.name)
+            .order_by(Page.id, Link.position)
+        )
+        return cast(list[tuple[str, str, str]], self._tuples(query))
 
     def pages(self, run_id: int | None = None) -> list[PageRow]:
         query = (

@@ -156,7 +156,7 @@ def test_a_resumed_crawl_judges_hosts_on_the_evidence_stored_before(db_url: str)
     ])
     crawler = project_crawler(HOSTS_FILE=None)
     context = CrawlContext.of(crawler)
-    context.store, context.run = store, (run, True)  # a resumed crawl of that store
+    context.store, context.run = store, (run, True, False)  # a resumed crawl of that store
     monitor = SpamMonitor(crawler, context)
     monitor.spider_opened()
     monitor.timer.stop()

@@ -50,6 +50,7 @@ from mirrorscope.crawler.middlewares import RedirectRefused, RefusedRequest
 from mirrorscope.crawler.resolver import REFUSED
 from mirrorscope.detectors.boilerplate import BoilerplateFilter
 from mirrorscope.detectors.canonical import CanonicalDocument, canonical_document
+from mirrorscope.detectors.spam import SPAM_SCORE
 from mirrorscope.settings.ranges import SettingsError, check_settings
 from mirrorscope.storage.db import StoreError, resolve_database_url
 from mirrorscope.storage.records import LinkRecord, PageRecord
@@ -255,6 +256,8 @@ class WebSpider(Spider):
         return self.context.resumed
 
     async def start(self) -> AsyncIterator[Any]:
+        if self.context.finished:
+            return
         if self.resumed:
             # The store is the frontier's source of truth: what a killed process had
             # queued is every stored link whose target has no page yet.
@@ -265,8 +268,7 @@ class WebSpider(Spider):
             if request is not None:
                 yield request
         if self.resumed:
-            expand = self.crawler.settings.getbool("EXPAND_DUPLICATES")
-            for url, depth in self.store.unfetched_targets(self.run_id, from_duplicates=expand):
+            for url, depth in self._stored_frontier():
                 if self._follows(url, depth):
                     request = self._request(url, depth)
                     if request is not None:
@@ -281,12 +283,22 @@ class WebSpider(Spider):
     def unfetched(self) -> Iterator[tuple[str, int]]:
         """Stored link targets of this run not yet requested, with their depth: the URLs a
         frontier dropped when it was full, parked in the store."""
-        expand = self.crawler.settings.getbool("EXPAND_DUPLICATES")
-        for url, depth in self.store.unfetched_targets(self.run_id, from_duplicates=expand):
+        for url, depth in self._stored_frontier():
             if url not in self.seen and self._follows(url, depth):
                 yield url, depth
 
+    def _stored_frontier(self) -> list[tuple[str, int]]:
+        """The stored links without a page, but those the crawl does not follow: the links
+        of duplicates (unless ``EXPAND_DUPLICATES``) and those of spam pages to other hosts
+        (``crawler.spam``; their own host's are refused once it is flagged)."""
+        settings = self.crawler.settings
+        spam = SPAM_SCORE if settings.getbool("SPAM_DETECTION_ENABLED") else None
+        return self.store.unfetched_targets(self.run_id, from_duplicates=settings.getbool("EXPAND_DUPLICATES"), spam_below=spam)
+
     def closed(self, reason: str) -> None:
+        if self.context.finished:
+            self.store.close()
+            return
         stats = self.crawler.stats.get_stats()
         if "start_time" in stats and "elapsed_time_seconds" not in stats:
             # Scrapy's CoreStats sets it on the same signal, after this handler.
