@@ -15,11 +15,14 @@ a *trap* fetch when its URL lies in a ground-truth unbounded space (the calendar
 RSS (the crawler process and its anchor-bag worker together, sampled from /proc), and our
 crawl's spam verdicts scored against the truth.
 
-With ``--rss-fetches N`` a third crawl measures memory in a long crawl under a farm: a
-documentation host of ``N`` pages with 300 links each (``build_linkheavy_world``) whose
-front page also links into the five-host link farm, crawled with the defaults and
-``max_pages=N`` (the full sandbox ends at ~900 fetches; a crawl of the farm itself runs
-at ~3 pages/s here, its pages of a thousand links each being slow to serve and parse).
+Then a third crawl measures memory in a long crawl under a farm (``--rss-fetches N``,
+20,000 by default; 0 skips it): a documentation host of ``N`` pages with 300 links each
+(``build_linkheavy_world``) whose front page also links into the five-host link farm,
+crawled with the defaults and ``max_pages=N`` (the full sandbox ends at ~900 fetches, too
+few to show the memory of a long crawl; a crawl of the farm itself runs at ~3 pages/s
+here, its pages of a thousand links each being slow to serve and parse). Its memory
+figure is the sum of each process's own peak RSS (the crawler's and its anchor-bag
+worker's ``VmHWM``), at least the peak of their sum. GB are 10^9 bytes.
 
     python benchmarks/frontier.py [--runs 3] [--bfs-runs 1] [--bfs-pages 2000] [--rss-fetches 20000]
 
@@ -27,9 +30,10 @@ The plain BFS crawl is slow (every farm page's thousand links become requests: a
 3.5 pages/s here), so it runs ``--bfs-runs`` times (1), ours ``--runs`` times (3).
 
 Last line: ``bfs_spam_trap_share=A ours_spam_trap_share=B pages_s=P peak_rss_gb=G``
-(medians over the runs; ``peak_rss_gb`` is the largest of our crawls, the farm crawl's
-when one ran), followed on the same line by ``spam_precision``, ``spam_recall`` and
-``good_flagged``.
+(medians over the runs; ``peak_rss_gb`` is the largest of the sandbox crawls'), followed
+on the same line by ``spam_precision``, ``spam_recall``, ``good_flagged``, the farm crawl's
+``farm_fetches``, ``farm_fetches_s``, ``farm_to_farm`` and ``farm_peak_rss_gb``, and the
+load average.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import functools
+import os
 import random
 import statistics
 import subprocess
@@ -53,6 +58,9 @@ from mirrorscope.sandbox import Host, SandboxServer, World, build_full_world, bu
 from mirrorscope.sandbox.model import PORT_MARK  # noqa: E402
 from mirrorscope.sandbox.sites.spam import LinkFarm  # noqa: E402
 from mirrorscope.storage.store import Store  # noqa: E402
+
+#: GB (10^9 bytes) per kB of /proc's VmRSS and VmHWM (which are KiB).
+KB = 1024 / 1e9
 
 PLAIN_BFS = (
     "-s", "SCHEDULER_PRIORITY_QUEUE=scrapy.pqueues.ScrapyPriorityQueue",
@@ -97,7 +105,11 @@ class MemoryWatch(threading.Thread):
 
     def peak_gb(self) -> float:
         """The larger of the summed peak and any one process's peak, in GB."""
-        return max(self.tree_peak, *self.peaks.values(), 0.0) / 1024 / 1024
+        return max(self.tree_peak, *self.peaks.values(), 0.0) * KB
+
+    def sum_of_peaks_gb(self) -> float:
+        """Each process's own peak, added up, in GB: at least the peak of the sum."""
+        return sum(self.peaks.values()) * KB
 
 
 def _status(pid: str) -> dict[str, float]:
@@ -172,8 +184,9 @@ def farm_world(pages: int) -> World:
     return World(seed=0, hosts=[docs, *farm_hosts], seed_paths=[(docs.name, "/")])
 
 
-def long_crawl_under_a_farm(pages: int) -> float:
-    """Crawl :func:`farm_world` with the defaults; the crawler's peak RSS in GB."""
+def long_crawl_under_a_farm(pages: int) -> dict[str, float]:
+    """Crawl :func:`farm_world` with the defaults: its fetches, fetches/s, fetches to the
+    farm, and the sum of the crawler's and its workers' peak RSS in GB."""
     world = farm_world(pages)
     farm = set(names.FARM)
     with tempfile.TemporaryDirectory() as tmp, SandboxServer(world, port=0) as server:
@@ -183,11 +196,11 @@ def long_crawl_under_a_farm(pages: int) -> float:
         seconds, watch = crawl(seeds, hosts, f"sqlite:///{tmp}/long.db", "-a", f"max_pages={pages}")
         log = server.request_log()
         to_farm = sum(host.split(":")[0] in farm for _, host, _ in log)
-        each = ", ".join(f"{name} {kb / 1024 / 1024:.3f}" for name, kb in watch.peaks.items())
+        each = ", ".join(f"{name} {kb * KB:.3f}" for name, kb in watch.peaks.items())
         print(f"long crawl under a farm: {len(log)} fetches ({to_farm} to the farm) in {seconds:.1f} s "
-              f"({len(log) / seconds:.1f} fetches/s); peak RSS {watch.peak_gb():.3f} GB "
-              f"(processes together {watch.tree_peak / 1024 / 1024:.3f}; each: {each})", flush=True)
-    return watch.peak_gb()
+              f"({len(log) / seconds:.1f} fetches/s); sum of the processes' peak RSS {watch.sum_of_peaks_gb():.3f} GB "
+              f"(peak of their summed RSS, sampled, {watch.tree_peak * KB:.3f}; each: {each})", flush=True)
+    return {"fetches": len(log), "fetches_s": len(log) / seconds, "to_farm": to_farm, "rss": watch.sum_of_peaks_gb()}
 
 
 def main() -> None:
@@ -195,8 +208,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--bfs-runs", type=int, default=1)
     parser.add_argument("--bfs-pages", type=int, default=2000)
-    parser.add_argument("--rss-fetches", type=int, default=0)
+    parser.add_argument("--rss-fetches", type=int, default=20000, help="pages of the farm crawl (0: none)")
     options = parser.parse_args()
+    load_start = os.getloadavg()
+    print(f"load average at start {load_start[0]:.2f} {load_start[1]:.2f} {load_start[2]:.2f}", flush=True)
     world = build_full_world(0)
     figures: dict[str, list[float]] = {k: [] for k in ("bfs_share", "ours_share", "pages_s", "rss", "precision", "recall", "good")}
     with tempfile.TemporaryDirectory() as tmp, SandboxServer(world, port=0) as server:
@@ -230,12 +245,17 @@ def main() -> None:
                                ("rss", rss), ("precision", precision), ("recall", recall), ("good", len(good))):
                 figures[key].append(value)
         peak = max(figures["rss"])
-    if options.rss_fetches:
-        peak = max(peak, long_crawl_under_a_farm(options.rss_fetches))
+    farm = long_crawl_under_a_farm(options.rss_fetches) if options.rss_fetches else None
     med = {k: statistics.median(v) for k, v in figures.items()}
+    load_end = os.getloadavg()
+    farm_figures = (
+        f"farm_fetches={farm['fetches']} farm_fetches_s={farm['fetches_s']:.1f} farm_to_farm={farm['to_farm']} "
+        f"farm_peak_rss_gb={farm['rss']:.3f} " if farm else "farm_fetches=0 "
+    )
     print(f"bfs_spam_trap_share={med['bfs_share']:.4f} ours_spam_trap_share={med['ours_share']:.4f} "
           f"pages_s={med['pages_s']:.1f} peak_rss_gb={peak:.3f} spam_precision={med['precision']:.2f} "
-          f"spam_recall={med['recall']:.2f} good_flagged={int(max(figures['good']))}")
+          f"spam_recall={med['recall']:.2f} good_flagged={int(max(figures['good']))} {farm_figures}"
+          f"load_avg={load_start[0]:.2f}-{load_end[0]:.2f}")
 
 
 if __name__ == "__main__":

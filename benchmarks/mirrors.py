@@ -21,23 +21,31 @@ two hosts on an address), some more share its /24. Decoys: sites with another si
 exact path set and unrelated content, and look-alike names on unrelated sites. The crawl
 saw 60 to 100% of each host's pages.
 
-Reported: the time of ``candidate_pairs`` (profiles built beforehand; wall clock, and CPU
-time, which other processes on the machine do not inflate), the process's peak
-RSS (``resource.getrusage``, input included), the candidate recall of the planted pairs
-(host pair found; with the right prefixes; per kind), candidates per planted pair, recall
-within the top 20 x planted pairs, and how many decoy pairs became candidates.
+Reported, for each of ``--seeds`` (three worlds) and for each world twice, with the
+pages' fingerprints and signatures and without them (the same crawl, paths, names,
+addresses and links only): the time of ``candidate_pairs`` (profiles built beforehand;
+wall clock, and CPU time, which other processes on the machine do not inflate), the
+candidate recall of the planted pairs (host pair found; with the right prefixes; per
+kind), candidates per planted pair, recall within the top 20 x planted pairs, and how many
+decoy pairs became candidates; then medians over the seeds. Peak RSS is the process's
+(``resource.getrusage``, every world built included), in GB of 10^9 bytes.
 
-    python benchmarks/mirrors.py [--hosts 10000] [--seed 0] [--per-host 10] [--no-content]
+    python benchmarks/mirrors.py [--hosts 10000] [--seeds 0 1 2] [--per-host 10]
 
-Last line: ``hosts=N candidates_s=S peak_rss_gb=G``.
+Last line: ``hosts=N candidates_s=S candidates_cpu_s=C peak_rss_gb=G recall=R recall_min=.. prefix_ok=P
+decoy_candidates=D`` (medians over the seeds, with content), the same for the content-less
+variant prefixed ``no_content_``, the number of seeds and the load average.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
+import os
 import random
 import resource
+import statistics
 import sys
 import time
 from collections import Counter
@@ -287,38 +295,17 @@ class World:
         return profiles
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--hosts", type=int, default=10000)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--per-host", type=int, default=10, help="max_candidates_per_host")
-    parser.add_argument("--no-content", action="store_true", help="profiles without fingerprints and signatures")
-    args = parser.parse_args()
-
-    started = time.perf_counter()
-    world = World(args.hosts, args.seed)
-    world.build()
-    profiles = world.profiles(content=not args.no_content)
-    paths = sum(len(p.paths) for p in profiles)
-    print(
-        f"{len(profiles)} hosts, {paths} crawled paths ({paths / len(profiles):.0f} a host), "
-        f"{len(world.truth)} planted mirror pairs, {len(world.decoys)} decoy pairs; "
-        f"built in {time.perf_counter() - started:.1f} s"
-    )
-    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
-
-    started, cpu = time.perf_counter(), time.process_time()
-    candidates = candidate_pairs(profiles, max_candidates_per_host=args.per_host)
-    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
-
+def score(world: World, candidates: list, verbose: bool) -> dict[str, float]:
+    """Recall of the planted pairs (host pair found), with the right prefixes, within the
+    top 20 x planted; decoy pairs among the candidates; candidates per planted pair."""
     found = {frozenset((c.a, c.b)): (rank, c) for rank, c in enumerate(candidates)}
     planted = len(world.truth)
     hits, right, top, by_kind = 0, 0, 0, Counter()
     for (a, prefix_a, b, prefix_b), kind in world.truth.items():
         hit = found.get(frozenset((a, b)))
         if hit is None:
-            print(f"  missed ({kind}): {a}{prefix_a} {b}{prefix_b}")
+            if verbose:
+                print(f"  missed ({kind}): {a}{prefix_a} {b}{prefix_b}")
             continue
         rank, c = hit
         hits += 1
@@ -326,16 +313,75 @@ def main() -> None:
         right += {(c.a, c.prefix_a), (c.b, c.prefix_b)} == {(a, prefix_a), (b, prefix_b)}
         top += rank < 20 * planted
     kinds = Counter(world.truth.values())
-    print(
-        f"candidates: {len(candidates)} ({len(candidates) / planted:.1f} per planted pair); "
-        f"recall {hits / planted:.4f} ({hits}/{planted}), with the right prefixes {right / planted:.4f}, "
-        f"within the top {20 * planted}: {top / planted:.4f}"
-    )
-    print("recall by kind: " + ", ".join(f"{k} {by_kind[k]}/{n}" for k, n in sorted(kinds.items())))
     decoys = sum(d in found for d in world.decoys)
-    print(f"decoy pairs among the candidates: {decoys}/{len(world.decoys)} (for validation to reject)")
-    print(f"candidate generation: {seconds:.1f} s wall, {cpu:.1f} s CPU; peak RSS {rss_before:.2f} GB before it")
-    print(f"hosts={len(profiles)} candidates_s={seconds:.1f} peak_rss_gb={peak:.2f}")
+    print(
+        f"  candidates: {len(candidates)} ({len(candidates) / planted:.1f} per planted pair); "
+        f"recall {hits / planted:.4f} ({hits}/{planted}), with the right prefixes {right / planted:.4f}, "
+        f"within the top {20 * planted}: {top / planted:.4f}; decoy pairs among them: {decoys}/{len(world.decoys)}"
+    )
+    print("  recall by kind: " + ", ".join(f"{k} {by_kind[k]}/{n}" for k, n in sorted(kinds.items())))
+    return {"recall": hits / planted, "prefix_ok": right / planted, "top": top / planted,
+            "decoys": decoys, "decoy_share": decoys / len(world.decoys), "per_pair": len(candidates) / planted}  # fmt: skip
+
+
+def measure(profiles: list[HostProfile], per_host: int) -> tuple[list, float, float]:
+    """candidate_pairs on the profiles: (candidates, wall seconds, CPU seconds)."""
+    started, cpu = time.perf_counter(), time.process_time()
+    candidates = candidate_pairs(profiles, max_candidates_per_host=per_host)
+    return candidates, time.perf_counter() - started, time.process_time() - cpu
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hosts", type=int, default=10000)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--per-host", type=int, default=10, help="max_candidates_per_host")
+    args = parser.parse_args()
+    load_start = os.getloadavg()
+    print(f"load average at start {load_start[0]:.2f} {load_start[1]:.2f} {load_start[2]:.2f}")
+
+    figures: dict[str, dict[str, list[float]]] = {"content": {}, "no_content": {}}
+    for seed in args.seeds:
+        started = time.perf_counter()
+        world = World(args.hosts, seed)
+        world.build()
+        profiles = world.profiles()
+        paths = sum(len(p.paths) for p in profiles)
+        print(
+            f"seed {seed}: {len(profiles)} hosts, {paths} crawled paths ({paths / len(profiles):.0f} a host), "
+            f"{len(world.truth)} planted mirror pairs, {len(world.decoys)} decoy pairs; "
+            f"built in {time.perf_counter() - started:.1f} s; peak RSS {peak_gb():.2f} GB so far"
+        )
+        # The same crawl without page content: paths, names, addresses and links only.
+        bare = [dataclasses.replace(p, fingerprints={}, signatures={}, token_counts={}) for p in profiles]
+        for variant, view in (("content", profiles), ("no_content", bare)):
+            candidates, seconds, cpu = measure(view, args.per_host)
+            print(f" {variant}: candidate generation {seconds:.1f} s wall, {cpu:.1f} s CPU")
+            result = score(world, candidates, verbose=variant == "content")
+            for key, value in (*result.items(), ("seconds", seconds), ("cpu", cpu)):
+                figures[variant].setdefault(key, []).append(value)
+        del world, profiles, bare
+
+    load_end = os.getloadavg()
+    med = {v: {k: statistics.median(x) for k, x in f.items()} for v, f in figures.items()}
+    worst = {v: {k: min(x) for k, x in f.items()} for v, f in figures.items()}
+    for variant in figures:
+        print(f"{variant}, medians of {len(args.seeds)} seeds: " + ", ".join(f"{k} {v:.4g}" for k, v in med[variant].items())
+              + f"; lowest recall {worst[variant]['recall']:.4f}, lowest prefix_ok {worst[variant]['prefix_ok']:.4f}")
+    c, n = med["content"], med["no_content"]
+    print(
+        f"hosts={args.hosts} candidates_s={c['seconds']:.1f} candidates_cpu_s={c['cpu']:.1f} peak_rss_gb={peak_gb():.2f} "
+        f"recall={c['recall']:.4f} recall_min={worst['content']['recall']:.4f} prefix_ok={c['prefix_ok']:.4f} "
+        f"decoy_candidates={c['decoys']:g} no_content_candidates_s={n['seconds']:.1f} "
+        f"no_content_recall={n['recall']:.4f} no_content_recall_min={worst['no_content']['recall']:.4f} "
+        f"no_content_prefix_ok={n['prefix_ok']:.4f} no_content_decoy_candidates={n['decoys']:g} no_content_cpu_s={n['cpu']:.1f} "
+        f"seeds={len(args.seeds)} load_avg={load_start[0]:.2f}-{load_end[0]:.2f}"
+    )
+
+
+def peak_gb() -> float:
+    """This process's peak RSS in GB (10^9 bytes; ru_maxrss is in kB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9
 
 
 if __name__ == "__main__":

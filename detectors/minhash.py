@@ -48,6 +48,7 @@ __all__ = [
     "bin_bounds",
     "containment_mod_m",
     "distinct_segments",
+    "divisible",
     "min_s",
     "mod_m",
     "probe_order",
@@ -171,9 +172,18 @@ def min_s(distinct: np.ndarray, counts: np.ndarray, s: int = DEFAULT_S) -> tuple
 
 def mod_m(distinct: np.ndarray, counts: np.ndarray, m: int = DEFAULT_M) -> tuple[np.ndarray, np.ndarray]:
     """MOD_m of each distinct segment: its values divisible by m, and their counts."""
-    where = (distinct % np.uint64(m) == 0).nonzero()[0]
+    where = divisible(distinct, m).nonzero()[0]
     ends = counts.cumsum()
     return distinct[where], where.searchsorted(ends) - where.searchsorted(ends - counts)
+
+
+def divisible(values: np.ndarray, m: int) -> np.ndarray:
+    """values % m == 0 for uint64 values. For odd m, v is divisible exactly when
+    v * m^-1 mod 2^64 <= (2^64 - 1) // m (multiplying by the inverse maps the multiples
+    of m onto 0 .. (2^64 - 1) // m), a multiplication where % is a division."""
+    if m % 2 == 0:
+        return values % np.uint64(m) == 0
+    return values * np.uint64(pow(m, -1, 2**64)) <= np.uint64((2**64 - 1) // m)
 
 
 def signatures(values: np.ndarray, counts: np.ndarray, first: np.ndarray, probe: np.ndarray) -> np.ndarray:

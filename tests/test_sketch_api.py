@@ -14,7 +14,7 @@ import pytest
 
 import mirrorscope.detectors.sketch as sketch_module
 from mirrorscope.detectors.canonical import canonical_tokens
-from mirrorscope.detectors.minhash import EMPTY
+from mirrorscope.detectors.minhash import EMPTY, divisible
 from mirrorscope.detectors.rabin import RABIN64
 from mirrorscope.detectors.shingles import TokenTable, shingle_batch
 from mirrorscope.detectors.sketch import (
@@ -56,6 +56,17 @@ def test_sketch_contents() -> None:
     assert np.isin(s.min_s, permuted).all() and np.isin(s.signature, permuted).all()
     assert s.min_s.tolist() == np.sort(permuted)[:200].tolist()
     assert s.mod_m.tolist() == np.sort(permuted[permuted % np.uint64(25) == 0]).tolist()
+
+
+@pytest.mark.parametrize("m", [1, 2, 3, 25, 64, 97, 2**32 + 1, 2**63 + 1])
+def test_divisible_is_the_remainder_test(m: int) -> None:
+    rng = np.random.default_rng(m)
+    top = (2**64 - 1) // m * m  # the largest multiple, and its neighbours, at the edge
+    edges = [0, 1, m - 1, m, m + 1, top - 1, top, min(top + 1, 2**64 - 1), 2**64 - 1]
+    multiples = rng.integers(0, (2**64 - 1) // m, 1000, dtype=np.uint64, endpoint=True) * np.uint64(m)
+    values = np.concatenate((np.array([e % 2**64 for e in edges], dtype=np.uint64), multiples,
+                             multiples + np.uint64(1), rng.integers(0, 2**64 - 1, 5000, dtype=np.uint64)))  # fmt: skip
+    assert divisible(values, m).tolist() == [int(v) % m == 0 for v in values.tolist()]
 
 
 def test_super_shingles_fingerprint_the_signature() -> None:
