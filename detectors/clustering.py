@@ -15,7 +15,10 @@ the sorted, distinct s smallest permuted shingle fingerprints) in CSR form and r
    value). Only representatives go on; members inherit their cluster.
 2. **Common fingerprints**: those in more than ``max_docs_per_fingerprint`` (1,000)
    representatives' sketches are boilerplate and are removed from every sketch, as
-   Broder removes them. Counted exactly, one value range at a time.
+   Broder removes them. Counted exactly in two ordered passes: each piece of documents
+   sorted on its own keeps the values frequent enough there (by pigeonhole, a value in
+   more than 1,000 sketches is in ceil(1,001 / pieces) of some piece's), then those
+   candidates are counted over every piece.
 3. **Candidates first.** Broder's expansion emits, for every shared fingerprint, every
    pair of its documents: sum of df(df - 1)/2 triples, most of them for pairs far below
    the threshold. Here only each sketch's prefix, its k smallest kept fingerprints, is
@@ -51,9 +54,13 @@ the sorted, distinct s smallest permuted shingle fingerprints) in CSR form and r
 
 Memory: every phase runs in pieces of at most ``memory_budget`` bytes (default 512 MiB),
 and of a few hundred thousand items where smaller is faster — document blocks for the
-hashes, value ranges for the common fingerprints, hash ranges for the candidates, batches
-of candidate pairs for the estimates — and the pieces' results are merged. The clusters
-do not depend on the budget (``benchmarks/cluster.py`` measures time and peak memory).
+hashes, document pieces for the common fingerprints, hash ranges for the candidates,
+batches of candidate pairs for the estimates — and the pieces' results are merged. The
+clusters do not depend on the budget (``benchmarks/cluster.py`` measures time and peak
+memory). Sketches larger than memory are passed memory-mapped (``np.load(path,
+mmap_mode="r")``): every phase but the estimates reads them in order, and the pages read
+are dropped from the resident set as it goes (10 million documents, 14.7 GB of
+fingerprints, peaked at 6.6 GB with a 1 GiB budget; ``docs/MEASUREMENTS.md``).
 
 ``sketch_arrays`` turns ``detectors.sketch.DocumentSketch`` objects into these arrays.
 
