@@ -15,7 +15,10 @@ the sorted, distinct s smallest permuted shingle fingerprints) in CSR form and r
    value). Only representatives go on; members inherit their cluster.
 2. **Common fingerprints**: those in more than ``max_docs_per_fingerprint`` (1,000)
    representatives' sketches are boilerplate and are removed from every sketch, as
-   Broder removes them. Counted exactly, one value range at a time.
+   Broder removes them. Counted exactly in two ordered passes: each piece of documents
+   sorted on its own keeps the values frequent enough there (by pigeonhole, a value in
+   more than 1,000 sketches is in ceil(1,001 / pieces) of some piece's), then those
+   candidates are counted over every piece.
 3. **Candidates first.** Broder's expansion emits, for every shared fingerprint, every
    pair of its documents: sum of df(df - 1)/2 triples, most of them for pairs far below
    the threshold. Here only each sketch's prefix, its k smallest kept fingerprints, is
@@ -51,9 +54,14 @@ the sorted, distinct s smallest permuted shingle fingerprints) in CSR form and r
 
 Memory: every phase runs in pieces of at most ``memory_budget`` bytes (default 512 MiB),
 and of a few hundred thousand items where smaller is faster — document blocks for the
-hashes, value ranges for the common fingerprints, hash ranges for the candidates, batches
-of candidate pairs for the estimates — and the pieces' results are merged. The clusters
-do not depend on the budget (``benchmarks/cluster.py`` measures time and peak memory).
+hashes, document pieces for the common fingerprints, hash ranges for the candidates,
+batches of candidate pairs for the estimates — and the pieces' results are merged. The
+clusters do not depend on the budget (``benchmarks/cluster.py`` measures time and peak
+memory). Sketches larger than memory are passed memory-mapped (``np.load(path,
+mmap_mode="r")``): every phase but the estimates reads them in order, and the pages read
+are dropped from the resident set as it goes (10 million documents, 14.7 GB of
+fingerprints, clustered in 149 s with a 6.6 GB peak and a 1 GiB budget;
+``docs/MEASUREMENTS.md``).
 
 ``sketch_arrays`` turns ``detectors.sketch.DocumentSketch`` objects into these arrays.
 
@@ -70,6 +78,7 @@ sampled value): MIN_s sketches cannot see that a small document lies inside a la
 from __future__ import annotations
 
 import math
+import mmap
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -116,6 +125,13 @@ _BYTES_PER_MERGED = 96
 # Streaming phases go fastest in pieces of a few hundred thousand items (they stay in
 # cache, and memory is reused instead of fresh pages from the kernel), below the budget.
 _STREAM_ITEMS = 1 << 18
+# A memory-mapped input's pages are dropped from the resident set after this many bytes
+# were read (they stay in the page cache; ``_MappedPages``).
+_RELEASE_BYTES = 1 << 29
+# Resident bytes a scattered read of one document's sketch costs: a fault maps the
+# page cache's whole folio (or fault_around_bytes) around the page read, not one page;
+# measured ~250 KB a document on Linux 6.18 with the file cached.
+_FAULT_AROUND = 1 << 18
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -199,6 +215,37 @@ def default_prefix(threshold: float, s: int = DEFAULT_S) -> int:
     return min(exact, math.ceil(math.log(MISS_PROBABILITY) / math.log(1.0 - threshold)))
 
 
+class _MappedPages:
+    """The pages of a memory-mapped input (``np.load(..., mmap_mode="r")``) that this
+    process has read, dropped from its resident set every ``_RELEASE_BYTES`` bytes.
+
+    A file-backed page counts in a process's RSS once read, so streaming a 15 GB sketch
+    file through a mapping would hold 15 GB; ``MADV_DONTNEED`` unmaps them (the kernel
+    keeps them in its page cache while it has room). Does nothing for arrays in memory.
+    """
+
+    __slots__ = ("mapping", "read")
+
+    def __init__(self, values: np.ndarray) -> None:
+        base = values
+        while isinstance(base, np.ndarray):
+            base = base.base
+        self.mapping = base if isinstance(base, mmap.mmap) else None
+        self.read = 0
+
+    def scattered(self, documents: int) -> None:
+        """``documents`` sketches were read at scattered places."""
+        self.touched(documents * _FAULT_AROUND)
+
+    def touched(self, nbytes: int) -> None:
+        if self.mapping is None:
+            return
+        self.read += nbytes
+        if self.read >= _RELEASE_BYTES:
+            self.mapping.madvise(mmap.MADV_DONTNEED)
+            self.read = 0
+
+
 def cluster_sketches(
     doc_ids: ArrayLike,
     offsets: ArrayLike,
@@ -221,34 +268,40 @@ def cluster_sketches(
     ``prefix`` is the number of smallest fingerprints per sketch that make candidates
     (default ``default_prefix(threshold, s)``). Documents with empty sketches (no
     shingles) resemble nothing; equal whole-document fingerprints still group them.
+
+    ``fingerprints`` may be memory-mapped (``np.load(path, mmap_mode="r")``): every
+    phase reads it in order, in pieces, but for the candidates' estimates, and drops the
+    pages it read from the resident set as it goes, so sketches larger than memory
+    cluster in ``memory_budget`` plus about 64 bytes per document (10 million documents
+    of ~180 fingerprints, 14.7 GB of input: ``benchmarks/cluster.py``).
     """
     started = time.perf_counter()
     ids, offsets, values = _check_csr(doc_ids, offsets, fingerprints)
+    pages = _MappedPages(values)
     _check_options(threshold, max_docs_per_fingerprint, s, estimator, method, prefix)
     n = ids.size
     lengths = np.diff(offsets)
     stream = _stream_items(memory_budget, _BYTES_PER_ROW)
     stats: dict[str, float] = {"documents": n, "fingerprints": int(values.size)}
 
-    top, (identical, combined, reps, anchor) = _identical_documents(offsets, values, document_fingerprints, stream)
+    top, (identical, combined, reps, anchor) = _identical_documents(offsets, values, document_fingerprints, stream, pages)
     stats |= {"representatives": reps.size, "identical_documents": int(np.count_nonzero(identical != np.arange(n)))}
     stats["seconds_identical"] = time.perf_counter() - started
 
     mark = time.perf_counter()
-    dropped, pieces = _common_fingerprints(offsets, values, reps, max_docs_per_fingerprint, memory_budget)
-    kept = _kept_lengths(offsets, values, dropped, stream) if dropped.size else lengths
+    dropped, pieces, kept = _common_fingerprints(offsets, values, reps, max_docs_per_fingerprint, memory_budget, pages)
     stats |= {"dropped_fingerprints": dropped.size, "common_pieces": pieces}
     stats["seconds_common"] = time.perf_counter() - mark
 
     mark = time.perf_counter()
     longest = int(kept[reps].max()) if reps.size else 0
     k = default_prefix(threshold, max(s, longest)) if prefix is None else prefix
-    left, right, pieces = _prefix_candidates(offsets, values, reps, kept, dropped, k, memory_budget)
+    left, right, pieces = _prefix_candidates(offsets, values, reps, kept, dropped, k, memory_budget, pages)
     stats |= {"prefix": k, "candidate_pairs": left.size, "candidate_pieces": pieces}
     stats["seconds_candidates"] = time.perf_counter() - mark
 
     mark = time.perf_counter()
-    similarity, batches = _estimate(offsets, values, kept, left, right, dropped, s, estimator, top, memory_budget)
+    similarity, batches = _estimate(offsets, values, kept, left, right, dropped, s, estimator, top, memory_budget, pages)
     close = similarity >= threshold
     left, right, similarity = left[close], right[close], similarity[close]
     stats |= {"pairs": left.size, "estimate_batches": batches, "seconds_estimates": time.perf_counter() - mark}
@@ -275,16 +328,16 @@ def _check_options(
 
 
 def _identical_documents(
-    offsets: np.ndarray, values: np.ndarray, document_fingerprints: ArrayLike | None, rows: int
+    offsets: np.ndarray, values: np.ndarray, document_fingerprints: ArrayLike | None, rows: int, pages: _MappedPages
 ) -> tuple[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
     """Phase 1: the largest fingerprint, and ``_collapse``'s identical groups, merged
     groups, representatives and anchors, from equal sketches (hashed, then checked value
     by value) and equal whole-document fingerprints."""
-    keys, top = _sketch_keys(offsets, values, rows)
+    keys, top = _sketch_keys(offsets, values, rows, pages)
     filled = np.flatnonzero(np.diff(offsets) > 0)
     same_sketch = np.arange(offsets.size - 1, dtype=np.int64)
     same_sketch[filled] = filled[_first_equal(keys[filled])]
-    _confirm_equal_sketches(same_sketch, offsets, values, rows)
+    _confirm_equal_sketches(same_sketch, offsets, values, rows, pages)
     return top, _collapse(same_sketch, document_fingerprints, filled)
 
 
@@ -374,7 +427,7 @@ def containment_pairs(
     n = ids.size
     for lo, hi in _blocks(offsets, _stream_items(memory_budget, _BYTES_PER_ROW)):
         _check_sorted(values[offsets[lo] : offsets[hi]], offsets[lo + 1 : hi] - offsets[lo])
-    dropped, _ = _common_fingerprints(offsets, values, ids, max_docs_per_fingerprint, memory_budget)
+    dropped, _, _ = _common_fingerprints(offsets, values, ids, max_docs_per_fingerprint, memory_budget, _MappedPages(values))
     owners = np.repeat(ids, np.diff(offsets))
     keep = ~_in_sorted(values, dropped) if dropped.size else np.ones(values.size, dtype=bool)
     sizes = np.bincount(owners[keep], minlength=n)
@@ -426,7 +479,7 @@ def _check_sorted(block: np.ndarray, inner: np.ndarray) -> None:
         raise ValueError("each document's fingerprints must be sorted ascending and distinct")
 
 
-def _sketch_keys(offsets: np.ndarray, values: np.ndarray, rows: int) -> tuple[np.ndarray, int]:
+def _sketch_keys(offsets: np.ndarray, values: np.ndarray, rows: int, pages: _MappedPages) -> tuple[np.ndarray, int]:
     """A 64-bit hash of each sketch (with its length), and the largest fingerprint.
 
     Checks that each sketch is sorted and distinct on the way.
@@ -437,6 +490,7 @@ def _sketch_keys(offsets: np.ndarray, values: np.ndarray, rows: int) -> tuple[np
     for lo, hi in _blocks(offsets, rows):
         start, end = int(offsets[lo]), int(offsets[hi])
         block = values[start:end]
+        pages.touched(block.nbytes)
         if not block.size:
             continue
         _check_sorted(block, offsets[lo + 1 : hi] - start)
@@ -457,7 +511,7 @@ def _first_equal(keys: np.ndarray) -> np.ndarray:
     return first
 
 
-def _confirm_equal_sketches(same: np.ndarray, offsets: np.ndarray, values: np.ndarray, rows: int) -> None:
+def _confirm_equal_sketches(same: np.ndarray, offsets: np.ndarray, values: np.ndarray, rows: int, pages: _MappedPages) -> None:
     """Unlink (in ``same``) documents whose sketch only hashed like their first's."""
     members = np.flatnonzero(same != np.arange(same.size))
     lengths = np.diff(offsets)
@@ -470,6 +524,7 @@ def _confirm_equal_sketches(same: np.ndarray, offsets: np.ndarray, values: np.nd
         batch = batch[lengths[batch] == lengths[same[batch]]]
         width = lengths[batch]
         step = ramp(width)
+        pages.scattered(2 * batch.size)
         mismatch = (
             values[np.repeat(offsets[batch], width) + step] != values[np.repeat(offsets[same[batch]], width) + step]
         )
@@ -512,59 +567,54 @@ def _in_sorted(values: np.ndarray, table: np.ndarray) -> np.ndarray:
 
 
 def _common_fingerprints(
-    offsets: np.ndarray, values: np.ndarray, reps: np.ndarray, limit: int, budget: int
-) -> tuple[np.ndarray, int]:
-    """Sorted fingerprints in more than ``limit`` of the representatives' sketches, and
-    the number of pieces the work took.
+    offsets: np.ndarray, values: np.ndarray, reps: np.ndarray, limit: int, budget: int, pages: _MappedPages
+) -> tuple[np.ndarray, int, np.ndarray]:
+    """Sorted fingerprints in more than ``limit`` of the representatives' sketches, the
+    number of pieces the work took, and every sketch's length once they are removed.
 
-    Divide, compute, merge: the value space is cut into ranges whose values fit in the
-    budget (quantiles of a regular sample); each range's values are gathered, sorted and
-    counted on their own, and a fingerprint's documents all fall in one range.
+    Divide, compute, merge, in two passes that each read the sketches once, in order
+    (so a memory-mapped input larger than memory streams from disk). The documents are
+    cut into P consecutive pieces of about budget / 16 values. A fingerprint in more than
+    ``limit`` sketches is, by pigeonhole, in at least ceil((limit + 1) / P) sketches of
+    one piece: pass 1 sorts each piece's values on its own and keeps those that reach
+    that count (the common ones and a few coincidences); pass 2 counts these candidates
+    exactly over every piece, and where they occur.
     """
-    if reps.size <= limit:
-        return np.empty(0, dtype=np.uint64), 0
     lengths = np.diff(offsets)
+    if reps.size <= limit:
+        return np.empty(0, dtype=np.uint64), 0, lengths
     chosen = np.zeros(lengths.size, dtype=bool)
     chosen[reps] = True
-    total = int(lengths[reps].sum())
-    # A range's values, and the comparisons that count them, fill about 10 bytes each.
-    pieces = -(-total // max(1, budget // 10))
-    sample = np.sort(values[:: max(1, values.size // (64 * pieces))])
-    bounds = sample[(np.arange(1, pieces) * sample.size) // pieces]
-    blocks = _blocks(offsets, _stream_items(budget, 16))
-    # One buffer for every range: memory reused is much cheaper than fresh pages.
-    pooled = np.empty(total // pieces + total // (4 * pieces) + 1, dtype=np.uint64)
+    blocks = _blocks(offsets, max(1 << 12, budget // 16))
+    need = -(-(limit + 1) // len(blocks))
     found = []
-    for piece in range(pieces):
-        filled = 0
-        for lo, hi in blocks:
-            block = values[offsets[lo] : offsets[hi]]
-            take = np.repeat(chosen[lo:hi], lengths[lo:hi])
-            if piece > 0:
-                take &= block >= bounds[piece - 1]
-            if piece < pieces - 1:
-                take &= block < bounds[piece]
-            picked = block[take]
-            if filled + picked.size > pooled.size:
-                pooled = np.concatenate((pooled, np.empty(max(picked.size, pooled.size // 2), dtype=np.uint64)))
-            pooled[filled : filled + picked.size] = picked
-            filled += picked.size
-        held = pooled[:filled]
-        held.sort()
-        # A value held more than ``limit`` times equals the value ``limit`` places on.
-        found.append(unique_sorted(held[limit:][held[limit:] == held[:-limit]]))
-    return np.concatenate(found), pieces
-
-
-def _kept_lengths(offsets: np.ndarray, values: np.ndarray, dropped: np.ndarray, rows: int) -> np.ndarray:
-    """Sketch lengths once the dropped fingerprints are removed."""
-    lengths = np.diff(offsets)
-    kept = lengths.copy()
-    for lo, hi in _blocks(offsets, rows):
-        hit = _in_sorted(values[offsets[lo] : offsets[hi]], dropped)
-        owner = np.repeat(np.arange(hi - lo), lengths[lo:hi])
-        kept[lo:hi] -= np.bincount(owner[hit], minlength=hi - lo)
-    return kept
+    for lo, hi in blocks:
+        block = values[offsets[lo] : offsets[hi]]
+        picked = block[np.repeat(chosen[lo:hi], lengths[lo:hi])]
+        pages.touched(block.nbytes)
+        picked.sort()
+        # A value held ``need`` times or more equals the value need - 1 places on.
+        if picked.size >= need:
+            found.append(unique_sorted(picked[need - 1 :][picked[need - 1 :] == picked[: picked.size - need + 1]]))
+    candidates = unique_sorted(np.concatenate(found)) if found else np.empty(0, dtype=np.uint64)
+    if not candidates.size:
+        return candidates, len(blocks), lengths
+    counts = np.zeros(candidates.size, dtype=np.int64)
+    hit_at, hit_value = [], []
+    for lo, hi in _blocks(offsets, _stream_items(budget, _BYTES_PER_ROW)):
+        block = values[offsets[lo] : offsets[hi]]
+        pages.touched(block.nbytes)
+        where = np.searchsorted(candidates, block)
+        where[where == candidates.size] = 0
+        hits = np.flatnonzero(candidates[where] == block)
+        hit_at.append(hits + offsets[lo])
+        hit_value.append(where[hits])
+    at, value = np.concatenate(hit_at), np.concatenate(hit_value)
+    owner = np.searchsorted(offsets, at, side="right") - 1
+    counts = np.bincount(value[chosen[owner]], minlength=candidates.size)
+    common = counts > limit
+    kept = lengths - np.bincount(owner[common[value]], minlength=lengths.size)
+    return candidates[common], len(blocks), kept
 
 
 def _kept_values(
@@ -591,28 +641,41 @@ def _prefix_candidates(
     dropped: np.ndarray,
     k: int,
     budget: int,
+    pages: _MappedPages,
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """Document pairs (i < j) whose sketches share one of their k smallest kept values,
     and the number of pieces.
 
-    Divide, compute, merge: the prefix values are split by hash into pieces that sort
-    within the budget; equal values fall in one piece.
+    Divide, compute, merge: the prefixes are read in document order, a slice at a time,
+    and their hashed values split by their top bits into pieces that sort within the
+    budget; equal values fall in one piece.
     """
     lengths = np.diff(offsets)
     take = np.minimum(kept[reps], k)
     width = np.minimum(lengths[reps], take + lengths[reps] - kept[reps])
-    spread = mix64(_kept_values(offsets, values, reps, width, dropped, take))
-    owner = np.repeat(np.arange(reps.size, dtype=np.int64), take)
+    spread = np.empty(int(take.sum()), dtype=np.uint64)
+    ends = np.cumsum(width)
+    rows = _stream_items(budget, _BYTES_PER_PREFIX)
+    first = filled = 0
+    while first < reps.size:
+        last = max(first + 1, int(np.searchsorted(ends, ends[first] - width[first] + rows, side="right")))
+        part = _kept_values(offsets, values, reps[first:last], width[first:last], dropped, take[first:last])
+        pages.touched(8 * int(offsets[reps[last - 1] + 1] - offsets[reps[first]]))
+        spread[filled : filled + part.size] = mix64(part)
+        filled += part.size
+        first = last
+    owner = np.repeat(np.arange(reps.size, dtype=np.int32 if reps.size < 2**31 else np.int64), take)
     m = max(reps.size, 1)
-    pieces = np.uint64(-(-spread.size * _BYTES_PER_PREFIX // budget) or 1)
+    bits = min(16, (-(-spread.size * _BYTES_PER_PREFIX // budget) - 1).bit_length())
+    piece_of = (spread >> np.uint64(64 - bits)).astype(np.uint16) if bits else None
     batch = _stream_items(budget, _BYTES_PER_PAIR)
     found = []
-    for piece in range(int(pieces)):
-        chosen = np.flatnonzero(spread % pieces == np.uint64(piece)) if pieces > 1 else slice(None)
+    for piece in range(1 << bits):
+        chosen = np.flatnonzero(piece_of == piece) if piece_of is not None else slice(None)
         for left, right in equal_key_pairs(spread[chosen], owner[chosen], batch):
-            found.append(unique_sorted(left * m + right))
+            found.append(unique_sorted(left.astype(np.int64) * m + right))
     pair_keys = unique_sorted(np.concatenate(found)) if found else np.empty(0, dtype=np.int64)
-    return reps[pair_keys // m], reps[pair_keys % m], int(pieces)
+    return reps[pair_keys // m], reps[pair_keys % m], 1 << bits
 
 
 def _estimate(
@@ -626,6 +689,7 @@ def _estimate(
     estimator: str,
     top: int,
     budget: int,
+    pages: _MappedPages,
 ) -> tuple[np.ndarray, int]:
     """Similarity of each candidate pair, and the number of batches of about ``budget``
     bytes it took."""
@@ -641,6 +705,7 @@ def _estimate(
         a, b = left[first:last], right[first:last]
         va = _kept_values(offsets, values, a, lengths[a], dropped, kept[a])
         vb = _kept_values(offsets, values, b, lengths[b], dropped, kept[b])
+        pages.scattered(a.size + b.size)
         similarity[first:last] = _merge_estimate(va, kept[a], lengths[a], vb, kept[b], lengths[b], s, estimator, top)
         first = last
     return similarity, batches

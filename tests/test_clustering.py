@@ -172,13 +172,20 @@ def test_common_fingerprints_are_dropped_from_the_sketches() -> None:
         assert got == all_pairs(sketches, dropped, s, estimator, threshold)
 
 
-def test_chunked_and_in_memory_give_identical_results() -> None:
-    sketches, truth, sets = planted(seed=4, groups=60, unrelated=200)
-    rng = np.random.default_rng(4)
+def with_boilerplate(seed: int) -> tuple[list[np.ndarray], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``planted`` documents with 3 boilerplate values each in ~30% of them: sketches,
+    truth, CSR offsets and values, whole-document fingerprints."""
+    sketches, truth, sets = planted(seed=seed, groups=60, unrelated=200)
+    rng = np.random.default_rng(seed)
     boiler = random_set(rng, 3) >> np.uint64(10)
     sketches = [sketch(np.concatenate((x, boiler[rng.random(3) < 0.3])), S) for x in sets]
     offsets, values = csr(sketches)
     whole = np.array([hash(x.tobytes()) & (2**63 - 1) for x in sets], dtype=np.uint64)
+    return sketches, truth, offsets, values, whole
+
+
+def test_chunked_and_in_memory_give_identical_results() -> None:
+    sketches, truth, offsets, values, whole = with_boilerplate(seed=4)
     runs = [
         cluster_sketches(np.arange(len(sketches)), offsets, values, document_fingerprints=whole,
                          max_docs_per_fingerprint=20, memory_budget=budget)
@@ -191,6 +198,50 @@ def test_chunked_and_in_memory_give_identical_results() -> None:
         for name in ("labels", "identical", "i", "j", "similarity"):
             assert np.array_equal(getattr(run, name), getattr(runs[0], name)), name
     assert same_partition(runs[0].labels, truth)
+
+
+def test_memory_mapped_input_gives_identical_results(tmp_path, monkeypatch) -> None:
+    """A sketch file read through a memory map (its pages dropped from the resident set
+    every 4 KB here) clusters exactly as the same arrays in memory."""
+    from mirrorscope.detectors import clustering
+
+    sketches, truth, offsets, values, whole = with_boilerplate(seed=6)
+    np.save(tmp_path / "values.npy", values)
+    mapped = np.load(tmp_path / "values.npy", mmap_mode="r")
+    assert clustering._MappedPages(mapped).mapping is not None
+    assert clustering._MappedPages(values).mapping is None
+    monkeypatch.setattr(clustering, "_RELEASE_BYTES", 1 << 12)
+    expected = cluster_sketches(np.arange(len(sketches)), offsets, values, document_fingerprints=whole,
+                                max_docs_per_fingerprint=20)
+    for budget in (1 << 12, 1 << 30):
+        got = cluster_sketches(np.arange(len(sketches)), offsets, mapped, document_fingerprints=whole,
+                               max_docs_per_fingerprint=20, memory_budget=budget)
+        for name in ("labels", "identical", "i", "j", "similarity"):
+            assert np.array_equal(getattr(got, name), getattr(expected, name)), name
+    assert expected.stats["dropped_fingerprints"] > 0
+    assert same_partition(expected.labels, truth)
+
+
+@pytest.mark.parametrize("budget", [1 << 12, 1 << 15, 1 << 30])
+def test_common_fingerprints_counted_exactly_in_pieces(budget: int) -> None:
+    """The pigeonhole pass finds every value held by more than the limit, whatever the
+    number of pieces: counts straddle the limit."""
+    from mirrorscope.detectors.clustering import _common_fingerprints, _MappedPages
+
+    rng = np.random.default_rng(7)
+    pool = np.sort(random_set(rng, 400))
+    weights = 1.0 / np.arange(1, pool.size + 1) ** 0.8
+    docs = [np.unique(rng.choice(pool, int(rng.integers(5, 60)), p=weights / weights.sum())) for _ in range(3000)]
+    offsets, values = csr(docs)
+    reps = np.arange(0, 3000, 2)  # counted over these only
+    limit = 40
+    held, counts = np.unique(np.concatenate([docs[k] for k in reps]), return_counts=True)
+    expected = held[counts > limit]
+    assert 0 < expected.size < held.size and np.any((counts > limit // 2) & (counts <= limit))
+    dropped, pieces, kept = _common_fingerprints(offsets, values, reps, limit, budget, _MappedPages(values))
+    assert np.array_equal(dropped, expected)
+    assert np.array_equal(kept, [np.count_nonzero(~np.isin(d, expected)) for d in docs])
+    assert (pieces > 1) == (budget < 1 << 20)
 
 
 def test_identical_documents_collapse() -> None:
