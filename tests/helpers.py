@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import os
 import random
+import signal
 import subprocess
 import sys
-import time
 import tempfile
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -120,18 +121,19 @@ def crawl_peak(args: list[str], log: Path, timeout: float = 240, kill_mb: float 
     ``kill_mb`` (so that a regression fails without taking the machine) or ``timeout`` is killed."""
     env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
     deadline, tree = time.monotonic() + timeout, 0.0
+    peak = log.with_suffix(".peak_rss_kb")
+    # Through the launcher of run_cli: the crawl's own peak, not the test process's.
+    command = [sys.executable, "-c", _MEASURED, str(peak), str(timeout), sys.executable, "-m", "scrapy", "crawl", "web", *args]
     with log.open("w+") as stderr:
-        proc = subprocess.Popen([sys.executable, "-m", "scrapy", "crawl", "web", *args], cwd=ROOT, env=env,
-                                stdout=subprocess.DEVNULL, stderr=stderr)
-        # Reaped here, not by Popen: wait4 gives the crawl's own peak.
-        while not (waited := os.wait4(proc.pid, os.WNOHANG))[0]:
+        proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True)
+        while proc.poll() is None:
             tree = max(tree, _tree_rss_mb(proc.pid))
             if tree > kill_mb or time.monotonic() > deadline:
-                proc.kill()
+                os.killpg(proc.pid, signal.SIGKILL)
             time.sleep(0.05)
-        proc.returncode = os.waitstatus_to_exitcode(waited[1])
         stderr.seek(0)
-        return proc.returncode, stderr.read(), waited[2].ru_maxrss / 1024, tree
+        own = int(peak.read_text()) / 1024 if peak.exists() else float("inf")
+        return proc.returncode, stderr.read(), own, tree
 
 
 def _real_pages_missing() -> str | None:
