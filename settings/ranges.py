@@ -39,7 +39,7 @@ RANGES: dict[str, Range] = {
     # the store
     "STORE_BATCH_SIZE": _COUNT, "STORE_BATCH_LINKS": _COUNT, "STORE_FLUSH_INTERVAL": _SECONDS,
     # order, depth and politeness (Scrapy's, read by mirrorscope's components too)
-    "DEPTH_LIMIT": _LIMIT0, "DEPTH_PRIORITY": Range(int), "URL_MAX_LENGTH": _COUNT,
+    "DEPTH_LIMIT": _LIMIT0, "DEPTH_PRIORITY": Range(int), "URL_MAX_LENGTH": _COUNT, "LINKS_PER_PAGE_MAX": _COUNT,
     "CONCURRENT_REQUESTS": _COUNT, "CONCURRENT_REQUESTS_PER_DOMAIN": _COUNT, "CONCURRENT_ITEMS": _COUNT,
     "DOWNLOAD_DELAY": _SECONDS, "DOWNLOAD_TIMEOUT": _POSITIVE, "DNS_TIMEOUT": _POSITIVE,
     # 0 would be no limit: no bound on a body, nor on what a compression bomb inflates to.
