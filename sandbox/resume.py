@@ -25,12 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from sqlalchemy import func, select
-
 from mirrorscope.sandbox.model import World
 from mirrorscope.sandbox.server import SandboxServer
 from mirrorscope.sandbox.truth import SPAM_ROLES, is_copied
-from mirrorscope.storage.models import Page
 from mirrorscope.storage.store import Store
 
 #: Seconds a crawl of a sandbox world may take before the comparison gives up on it.
@@ -236,8 +233,7 @@ def _environment() -> dict[str, str]:
 def stored_pages(database_url: str) -> int:
     store = Store(database_url)
     try:
-        with store.engine.connect() as conn:
-            return conn.execute(select(func.count(Page.id))).scalar_one()
+        return store.page_count()
     finally:
         store.close()
 

@@ -312,6 +312,11 @@ class CrawlTables(Tables):
         )
         return cast(list[LinkRow], self._dicts(query))
 
+    def page_count(self) -> int:
+        """Pages stored, of every outcome."""
+        with self.engine.connect() as conn:
+            return conn.execute(select(func.count(Page.id))).scalar_one()
+
     def summary(self) -> CrawlSummary:
         """Counts for the crawl report: hosts, pages by outcome, links, bytes."""
         with self.engine.connect() as conn:
