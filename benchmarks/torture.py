@@ -15,16 +15,20 @@ gzip bomb, a dead port) is served from this process and crawled to depth 1 by
 
 Peak RSS is each crawl process's own (``wait4``'s ``ru_maxrss``), in MB of 10^6 bytes.
 
-**Kill and resume.** ``sandbox.resume.compare_kill_resume`` crawls the full sandbox world
-once uninterrupted (the reference) and once killed with SIGKILL at the page fractions
-given, resumed until done; pages lost, extra fetches and mirror pairs kept are counted
-against the reference.
+**Kill and resume.** ``sandbox.resume.run_kill_resume`` crawls the full sandbox world
+(``build_full_world(0)``, 41 hosts) once uninterrupted into SQLite (the reference) and once
+into the store asked for (SQLite, or a fresh schema of the PostgreSQL at ``--postgres``),
+killed with SIGKILL at 3%, 35% and 70% of the reference's pages and resumed from the same
+``JOBDIR`` until done; against the reference it counts the pages of the world's own
+content never recorded (``resume_pages_lost``), the requests to spam and trap hosts beyond
+the reference's (``resume_extra_fetches``) and the reference's mirror verdicts the resumed
+store holds, as a share of them (``resume_mirror_pairs_kept``, target 1.0).
 
     python benchmarks/torture.py [--runs 1] [--no-baseline] [--no-resume] [--database sqlite|postgres]
 
 Last line: ``hostile_cases=.. hostile_failed=.. peak_rss_mb=.. resume_pages_lost=..
-resume_extra_fetches=.. resume_mirror_pairs_kept=..`` (kept over reference; target 1.0),
-then the baseline's ``scrapy_peak_rss_mb`` and ``scrapy_seconds``.
+resume_extra_fetches=.. resume_mirror_pairs_kept=..``, then the baseline's
+``scrapy_peak_rss_mb`` and ``scrapy_seconds``.
 """
 
 from __future__ import annotations
@@ -37,13 +41,19 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from mirrorscope.sandbox import SandboxServer, build_torture_world  # noqa: E402
+import sqlalchemy  # noqa: E402
+
+from mirrorscope.sandbox import SandboxServer, build_full_world, build_torture_world  # noqa: E402
+from mirrorscope.sandbox.resume import run_kill_resume  # noqa: E402
 from mirrorscope.sandbox.torture import EXPECTED  # noqa: E402
 from mirrorscope.storage.store import Store  # noqa: E402
 
@@ -53,6 +63,9 @@ CRAWL_TIMEOUT = 900.0
 #: the shared machine (before issue 16 our crawl of this world passed 23 GB).
 MEMORY_CAP_MB = 4000.0
 _WATCH_SECONDS = 0.2
+#: Where the resumed crawl is killed, as fractions of the reference's pages (the issue's).
+KILL_FRACTIONS = (0.03, 0.35, 0.7)
+POSTGRES = "postgresql+psycopg://127.0.0.1:5432/test"
 
 
 def _rss_mb(pid: int) -> float:
@@ -137,10 +150,45 @@ def hostile(runs: int, baseline: bool) -> tuple[list[dict[str, float]], dict[str
     return results, plain
 
 
+@contextmanager
+def store_url(database: str, directory: Path, postgres: str) -> Iterator[str]:
+    """A fresh store: a SQLite file in `directory`, or a schema of PostgreSQL dropped after."""
+    if database == "sqlite":
+        yield f"sqlite:///{directory / 'resumed.db'}"
+        return
+    schema = f"ms_torture_{uuid.uuid4().hex[:10]}"
+    engine = sqlalchemy.create_engine(postgres)
+    with engine.begin() as conn:
+        conn.execute(sqlalchemy.text(f'CREATE SCHEMA "{schema}"'))
+    try:
+        yield f"{postgres}?options=-csearch_path%3D{schema}"
+    finally:
+        with engine.begin() as conn:
+            conn.execute(sqlalchemy.text(f'DROP SCHEMA "{schema}" CASCADE'))
+        engine.dispose()
+
+
+def resume(database: str, postgres: str) -> dict[str, float]:
+    """The full world killed and resumed against it uninterrupted."""
+    with tempfile.TemporaryDirectory(prefix="torture-resume-") as tmp, store_url(database, Path(tmp), postgres) as url:
+        outcome = run_kill_resume(build_full_world(0), url, f"sqlite:///{tmp}/reference.db", KILL_FRACTIONS, Path(tmp) / "work")
+    print(f"kill and resume on {database}: {outcome.figures()}", flush=True)
+    for url in outcome.pages_lost:
+        print(f"  lost: {url}", flush=True)
+    pairs = len(outcome.reference.mirror_pairs)
+    return {
+        "resume_pages_lost": len(outcome.pages_lost), "resume_extra_fetches": outcome.extra_fetches,
+        "resume_mirror_pairs_kept": outcome.mirror_pairs_kept / pairs if pairs else float("nan"),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=1, help="crawls of the torture world by ours (medians)")
     parser.add_argument("--no-baseline", action="store_true", help="skip the plain Scrapy crawl")
+    parser.add_argument("--no-resume", action="store_true", help="skip the kill and resume comparison")
+    parser.add_argument("--database", choices=("sqlite", "postgres"), default="sqlite", help="the resumed crawl's store")
+    parser.add_argument("--postgres", default=POSTGRES, help="PostgreSQL URL for --database postgres (a schema is made and dropped)")
     args = parser.parse_args()
     print(f"load average {os.getloadavg()[0]:.2f}", flush=True)
     results, plain = hostile(args.runs, not args.no_baseline)
@@ -149,6 +197,11 @@ def main() -> None:
     print(f"{'peak_rss_mb':16s} {figures['peak_rss_mb']:10.1f} {plain['scrapy_peak_rss_mb'] if plain else float('nan'):13.1f}")
     print(f"{'seconds':16s} {figures['seconds']:10.1f} {plain['scrapy_seconds'] if plain else float('nan'):13.1f}")
     last = f"hostile_cases={figures['hostile_cases']:g} hostile_failed={figures['hostile_failed']:g} peak_rss_mb={figures['peak_rss_mb']:.0f}"
+    if not args.no_resume:
+        resumed = resume(args.database, args.postgres)
+        last += (f" resume_pages_lost={resumed['resume_pages_lost']} resume_extra_fetches={resumed['resume_extra_fetches']}"
+                 f" resume_mirror_pairs_kept={resumed['resume_mirror_pairs_kept']:.3f}")
+    print(f"load average {os.getloadavg()[0]:.2f}", flush=True)
     if plain is not None:
         last += f" scrapy_peak_rss_mb={plain['scrapy_peak_rss_mb']:.0f} scrapy_seconds={plain['scrapy_seconds']:.1f}"
     print(last)

@@ -66,6 +66,9 @@ class CrawlContext:
         #: Whether pages are scored for spam (set by ``SpamScorePipeline``): the spider
         #: then hands each page's parse to the pipeline.
         self.spam_scoring = False
+        #: Mirrored locations (``host/prefix``) -> their cluster's canonical location, as the
+        #: mirror rounds last judged (set by ``MirrorMiddleware``; empty when it is off).
+        self.mirror_sides: dict[str, str] = {}
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> CrawlContext:

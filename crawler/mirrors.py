@@ -4,6 +4,13 @@ fetches the sampled counterparts through the crawl (politeness kept), and, once 
 validated, refuses the mirror side's paths whose counterpart on the canonical side is stored
 (outcome ``mirrored-not-fetched``).
 
+Which copy of a page the crawl met first depends on timing: a page of the canonical side
+may have been recorded as a duplicate of its copy on the mirror side, its links left to
+the copy's, which the crawl now refuses. When a location becomes a mirror side, the
+stored links of such pages are scheduled (``Store.duplicate_outlinks``), and later pages
+of the kind are expanded by ``DuplicatePipeline`` (it reads ``CrawlContext.mirror_sides``),
+so that what the crawl covers does not depend on which copy came first.
+
 Verdicts are written after every round that judged a pair, and at idle and close, so a
 killed crawl loses at most one round. A resumed crawl (``CrawlContext.resumed``) rebuilds
 its ``HostView`` from the store and takes back the stored verdicts
@@ -15,15 +22,15 @@ from __future__ import annotations
 
 import logging
 from typing import Any
-from urllib.parse import urlsplit
 
 from scrapy import Request, signals
 from scrapy.exceptions import DontCloseSpider
+from scrapy.utils.defer import deferred_from_coro
 
 from mirrorscope.crawler.context import CrawlContext
 from mirrorscope.crawler.items import PageItem
 from mirrorscope.crawler.middlewares import RefusedRequest
-from mirrorscope.jobs.mirrors import HostView, MirrorRound, url_path
+from mirrorscope.jobs.mirrors import HostView, MirrorRound, canonical_counterpart, supersedes
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +47,8 @@ class MirrorMiddleware:
         self.rounds = MirrorRound(candidates_per_host=candidates, sample=sample)
         self.requested: set[tuple[str, str]] = set()
         self.mirrored: dict[str, str] = {}
+        # Expansions of superseded duplicates still waiting for the store (keep the crawl open).
+        self.expanding = 0
         self.pages_since = 0
         self.persisted = False
         self.written = 0
@@ -87,7 +96,7 @@ class MirrorMiddleware:
     def spider_idle(self) -> None:
         if self.frozen:
             return
-        if self._round():
+        if self._round() or self.expanding:
             raise DontCloseSpider
         self._persist()
 
@@ -126,22 +135,37 @@ class MirrorMiddleware:
         return bool(wanted)
 
     def _refresh_policy(self) -> None:
-        self.mirrored = self.rounds.canonical_sides(self.view)
+        before, self.mirrored = self.mirrored, self.rounds.canonical_sides(self.view)
+        CrawlContext.of(self.crawler).mirror_sides = self.mirrored
+        changed = {loc: keep for loc, keep in self.mirrored.items() if before.get(loc) != keep}
+        if changed and not self.frozen:
+            self.expanding += 1
+            deferred_from_coro(self._expand_superseded(changed)).addErrback(
+                lambda failure: logger.error("mirrors: expanding superseded duplicates failed: %s", failure.getErrorMessage())
+            )
+
+    async def _expand_superseded(self, changed: dict[str, str]) -> None:
+        """Schedule the stored links of the canonical sides' pages recorded as duplicates
+        of pages on the locations that just became mirror sides (see the module docstring)."""
+        context = CrawlContext.of(self.crawler)
+        try:
+            await context.store_written()
+            hosts = sorted({keep.partition("/")[0] for keep in changed.values()})
+            rows = context.store.duplicate_outlinks(context.run_id, hosts)
+            outlinks = [(target, depth) for page, original, target, depth in rows if supersedes(changed, page, original)]
+            if outlinks:
+                self.crawler.stats.inc_value("mirrorscope/superseded_duplicate_links", len(outlinks))
+                self.crawler.spider.expand(outlinks)
+        finally:
+            self.expanding -= 1
 
     # -- the policy ----------------------------------------------------------------------
 
     def process_request(self, request: Request, spider: Any = None) -> None:
         if not self.mirrored or request.meta.get("mirror_validation"):
             return None
-        parts = urlsplit(request.url)
-        host, path = parts.netloc, url_path(request.url)
-        for loc, keep in self.mirrored.items():
-            loc_host, _, rest = loc.partition("/")
-            prefix = "/" + rest
-            if loc_host == host and path.startswith(prefix):
-                keep_host, _, keep_rest = keep.partition("/")
-                counterpart = "/" + keep_rest + path[len(prefix):]
-                if self.view.exists(keep_host, counterpart):
-                    self.crawler.stats.inc_value("mirrorscope/mirrored_not_fetched")
-                    raise RefusedRequest("mirrored-not-fetched", f"copy of {self.view.root(keep_host + counterpart)}")
+        found = canonical_counterpart(self.mirrored, request.url)
+        if found is not None and self.view.exists(found[1], found[2]):
+            self.crawler.stats.inc_value("mirrorscope/mirrored_not_fetched")
+            raise RefusedRequest("mirrored-not-fetched", f"copy of {self.view.root(found[1] + found[2])}")
         return None

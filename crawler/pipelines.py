@@ -16,6 +16,7 @@ from mirrorscope.crawler.items import PageItem
 from mirrorscope.detectors.lsh import LSHIndex
 from mirrorscope.detectors.spam import page_features, page_verdict
 from mirrorscope.detectors.sketch import DocumentSketch, SketchParams, containment_mod_m, resemblance_min_s, sketch_many
+from mirrorscope.jobs.mirrors import supersedes
 from mirrorscope.storage.records import PageRecord, SketchRecord, WriteResult
 
 logger = logging.getLogger(__name__)
@@ -183,7 +184,9 @@ class DuplicatePipeline:
     Candidates whose MOD_m containment of the new page is at least
     ``CONTAINMENT_THRESHOLD`` are recorded as containers (only among LSH candidates: a
     page much shorter than its container has low resemblance and may not be one).
-    Duplicates' outlinks are not followed unless ``EXPAND_DUPLICATES``. Pages without a
+    Duplicates' outlinks are not followed unless ``EXPAND_DUPLICATES``, or unless the page
+    lies on the canonical side of a mirror whose other side holds its original
+    (``crawler.mirrors``: the crawl refuses that side's links). Pages without a
     sketch (non-HTML, failures) are only expanded.
     """
 
@@ -224,11 +227,17 @@ class DuplicatePipeline:
             return item
         if item.sketch is not None:
             self._check(item.record, item.sketch)
-        if item.record.duplicate_of is None or self.expand_duplicates:
+        if item.record.duplicate_of is None or self.expand_duplicates or self._supersedes(item.record):
             self.crawler.spider.expand(item.outlinks)
         elif item.outlinks:
             self.crawler.stats.inc_value("mirrorscope/duplicate_links_not_followed", len(item.outlinks))
         return item
+
+    def _supersedes(self, record: PageRecord) -> bool:
+        """A duplicate on the canonical side of a mirror whose original lies on the mirror
+        side: the crawl refuses the original's links, so this page's are followed."""
+        sides = CrawlContext.of(self.crawler).mirror_sides
+        return bool(sides) and supersedes(sides, record.url, record.duplicate_of)
 
     def _check(self, record: PageRecord, sketch: DocumentSketch) -> None:
         original = self.exact.get(sketch.fingerprint)

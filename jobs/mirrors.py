@@ -54,6 +54,32 @@ def url_path(url: str) -> str:
     return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
 
 
+def _lies_in(loc: str, host: str, path: str) -> bool:
+    """Whether host and path lie in a location (host and path prefix, ``host/prefix``)."""
+    loc_host, _, rest = loc.partition("/")
+    return loc_host == host and path.startswith("/" + rest)
+
+
+def canonical_counterpart(mirrored: dict[str, str], url: str) -> tuple[str, str, str] | None:
+    """(canonical location, its host, the counterpart's path) of ``url`` when it lies in
+    one of the ``mirrored`` locations (location -> its cluster's canonical location, as
+    ``MirrorRound.canonical_sides`` gives them); None elsewhere."""
+    host, path = urlsplit(url).netloc, url_path(url)
+    for loc, keep in mirrored.items():
+        if _lies_in(loc, host, path):
+            keep_host, _, keep_rest = keep.partition("/")
+            return keep, keep_host, "/" + keep_rest + path[len("/" + loc.partition("/")[2]):]
+    return None
+
+
+def supersedes(mirrored: dict[str, str], page_url: str, original_url: str) -> bool:
+    """Whether ``page_url``, recorded as a duplicate of ``original_url``, lies on the
+    canonical location of the mirrored location ``original_url`` lies in. The crawl
+    refuses the original's side then, so the page's own links are the ones to follow."""
+    found = canonical_counterpart(mirrored, original_url)
+    return found is not None and _lies_in(found[0], urlsplit(page_url).netloc, url_path(page_url))
+
+
 @dataclass
 class HostView:
     """What is known of each host, keyed by host name (the URL's netloc)."""

@@ -272,6 +272,23 @@ class CrawlTables(Tables):
             )
         return cast(list[tuple[str, int]], self._tuples(query))
 
+    def duplicate_outlinks(self, run_id: int, hosts: Sequence[str]) -> list[tuple[str, str, str, int]]:
+        """(page URL, its original's URL, link target, target depth) of the links on the
+        pages of ``hosts`` that ``run_id`` recorded as duplicates, whose targets no page
+        row holds yet: what the crawl did not follow because the original's links were
+        to be followed instead."""
+        original, target = aliased(Page), aliased(Page)
+        query = (
+            select(Page.url, original.url, Link.target_url, Page.depth + 1)
+            .join(Link, Link.source_page_id == Page.id)
+            .join(original, original.id == Page.duplicate_of_id)
+            .join(Host, Host.id == Page.host_id)
+            .outerjoin(target, target.url == Link.target_url)
+            .where(Page.crawl_run_id == run_id, Host.name.in_(list(hosts)), target.id.is_(None))
+            .order_by(Page.depth, Link.target_url)
+        )
+        return cast(list[tuple[str, str, str, int]], self._tuples(query))
+
     def same_host_links(self) -> list[tuple[str, str, str]]:
         """(host, source URL, target URL) of every stored link to its own page's host, by page."""
         query = (
