@@ -91,7 +91,7 @@ _FIELDS = struct.Struct("<QHHHHBBBQQQHI")
 _U16 = 0xFFFF
 _U8 = 0xFF
 # Tokens per numpy pass: bounds the memory of a batch (tens of bytes per token).
-_BATCH_TOKENS = 1 << 20
+_BATCH_TOKENS = 1 << 18
 
 
 @dataclass(frozen=True, slots=True)

@@ -102,6 +102,8 @@ def test_exact_values() -> None:
     # Separators inside tokens are escaped, so the token boundaries are not ambiguous.
     assert shingle_fingerprints(["a\x00b"], 1).tolist() == [ref(b"a\x01\x02b")]
     assert shingle_fingerprints(["a\x00b"], 1).tolist() != shingle_fingerprints(["a", "b"], 2).tolist()
+    assert shingle_fingerprints(["\x01"], 1).tolist() == [ref(b"\x01\x01")]
+    assert shingle_fingerprints(["\x01\x02"], 1).tolist() != shingle_fingerprints(["\x00"], 1).tolist()
 
 
 @settings(max_examples=40, deadline=None)
