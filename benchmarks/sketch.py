@@ -6,10 +6,10 @@ the project's sandbox world), the stages run side by side, each run interleaving
 machine noise hits all alike; figures are medians of the runs:
 
 a. lxml parse + canonicalise: ``detectors.canonical.canonical_tokens`` on each page;
-b. our full sketch from those tokens: shingles, Rabin fingerprints, MIN_s (s = 200),
-   MOD_m (m = 25), the 84-value signature, super-shingles and the document fingerprint
-   (``sketch_many``, token memo cleared before every run so the run pays for every new
-   token; timed again with the memo warm, and one page per call with ``sketch_tokens``);
+b. our full sketch from those tokens: shingles and their polynomial fingerprints, MIN_s
+   (s = 200), MOD_m (m = 25), the 84-value signature, super-shingles and the document
+   fingerprint (``sketch_many``; nothing is kept between calls, so every run hashes every
+   token's bytes; timed again one page per call with ``sketch_tokens``);
 c. datasketch at the size of our signature, 84 hash values, in the fastest configuration
    its documentation gives: ``MinHash.bulk`` (one set of permutations for all pages) with
    a fast non-cryptographic ``hashfunc`` passed as the C function itself, each of

@@ -89,12 +89,10 @@ def _geometric(base: int, n: int) -> np.ndarray:
     return np.multiply.accumulate(powers)
 
 
-# P^-t for the bytes t < _CHUNK of a chunk, P^(t - 2) for its token starts t <= _CHUNK,
-# and P^_CHUNK, which carries the sum from one chunk to the next.
+# P^-t for the bytes t < _CHUNK of a chunk and P^(t - 2) for its token starts t <= _CHUNK.
 _INVERSE = np.uint64(pow(MULTIPLIER, -1, _MOD))
 _INVERSE_POWERS = _geometric(int(_INVERSE), _CHUNK)
 _START_POWERS = np.uint64(pow(MULTIPLIER, -2, _MOD)) * _geometric(MULTIPLIER, _CHUNK + 1)
-_CHUNK_POWER = pow(MULTIPLIER, _CHUNK, _MOD)
 
 
 class _Powers:
@@ -130,35 +128,28 @@ def _escape(token: str) -> str:
 
 
 def _text(documents: Sequence[Sequence[str]], total: int) -> tuple[np.ndarray, np.ndarray]:
-    """The batch's text, every token followed by 0x00 and the whole padded with zeros to
-    whole chunks, and q_k, the byte where token k starts (k <= total; q_total is the end
-    of the text)."""
+    """The batch's text, every token followed by 0x00, and q_k, the byte where token k
+    starts (k <= total; q_total is the text's length)."""
     # Encoded a document at a time: one non-ASCII page would widen a batch-wide str.
     encoded = [_SEPARATOR.join(d).encode("utf-8", "surrogatepass") for d in documents if len(d)]
-    data, ends = _padded(encoded)
+    data = np.frombuffer(b"\x00".join(encoded) + b"\x00", dtype=np.uint8)
+    ends = np.flatnonzero(data == 0)
     if ends.size != total or any(_ESCAPE_BYTE in e for e in encoded):
         # Some token holds a separator or the escape: the slow path, per token.
-        data, ends = _padded([_escape(t).encode("utf-8", "surrogatepass") for t in chain.from_iterable(documents)])
+        escaped = [_escape(t).encode("utf-8", "surrogatepass") for t in chain.from_iterable(documents)]
+        data = np.frombuffer(b"\x00".join(escaped) + b"\x00", dtype=np.uint8)
+        ends = np.flatnonzero(data == 0)
     starts = np.empty(total + 1, dtype=np.int64)
     starts[0] = 0
     starts[1:] = ends + 1
     return data, starts
 
 
-def _padded(pieces: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
-    """The pieces, each followed by 0x00, then zeros up to a whole number of chunks (they
-    add nothing to the sums ``_start_values`` takes); and where the pieces' 0x00 are."""
-    size = sum(map(len, pieces)) + len(pieces)
-    data = np.frombuffer(b"\x00".join([*pieces, bytes(-size % _CHUNK)]), dtype=np.uint8)
-    return data, np.flatnonzero(data[:size] == 0)
-
-
 def _start_values(data: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """V_k = P^(q_k - 2) B(q_k) at every token start, B(q) = sum_(p < q) b_p P^-p.
 
-    Chunk by chunk (``data`` is padded to whole chunks), so the prefix sum's arrays stay
-    in cache: with K = P^c0 B(c0), V at byte c0 + t is P^(t-2) (K + prefix[t]), prefix
-    the chunk's own sum of b_p P^-(p - c0)."""
+    Chunk by chunk, so the prefix sum's arrays stay in cache: with K = P^c0 B(c0), V at
+    byte c0 + t is P^(t-2) (K + prefix[t]), prefix the chunk's own sum of b_p P^-(p - c0)."""
     values = np.empty(starts.size, dtype=np.uint64)
     scratch = np.empty(_CHUNK, dtype=np.uint64)
     prefix = np.zeros(_CHUNK + 1, dtype=np.uint64)
@@ -166,11 +157,12 @@ def _start_values(data: np.ndarray, starts: np.ndarray) -> np.ndarray:
     first = starts.searchsorted(chunk_starts).tolist() + [starts.size]
     carried = 0  # K, as a Python int
     for c, c0 in enumerate(chunk_starts.tolist()):
-        np.multiply(data[c0 : c0 + _CHUNK], _INVERSE_POWERS, out=scratch)
-        np.cumsum(scratch, out=prefix[1:])
+        n = min(_CHUNK, data.size - c0)
+        np.multiply(data[c0 : c0 + n], _INVERSE_POWERS[:n], out=scratch[:n])
+        np.cumsum(scratch[:n], out=prefix[1 : n + 1])
         t = starts[first[c] : first[c + 1]] - c0
         values[first[c] : first[c + 1]] = _START_POWERS[t] * (prefix[t] + np.uint64(carried))
-        carried = _CHUNK_POWER * (carried + int(prefix[_CHUNK])) % _MOD
+        carried = pow(MULTIPLIER, n, _MOD) * (carried + int(prefix[n])) % _MOD
     return values
 
 
