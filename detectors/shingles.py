@@ -26,23 +26,23 @@ are equal.
 
 Why this hash: it is a sum, so all fingerprints of a batch come from one pass over its
 text. With B(q) = sum_(p < q) b_p P^-p (P odd, so invertible mod 2^64) the text between
-bytes s and e has f = P^(e-1) (B(e) - B(s)) + P^(e-s): the batch's tokens are joined into
-one str in C (the floor of the work: each token object is read once; a memo keyed by
-token cost a dict lookup per token and was two thirds of the sketch's time), encoded
-once, and numpy computes B chunk by chunk in cache, keeping V_k = P^(q_k - 2) B(q_k) at
-each token start q_k; a span of tokens [i, j) is then V_j - P^d V_i + P^(d-1),
-d = q_j - q_i, a few array operations per shingle whatever w is.
+bytes s and e has f = P^(e-1) (B(e) - B(s)) + P^(e-s). Each document's tokens are joined
+and encoded by str methods in C (the floor of the work: each token object is read once;
+the former memo, token -> Rabin fingerprint, cost a Python dict lookup per token, about
+two thirds of the sketch's time), and numpy computes B chunk by chunk in cache, keeping
+V_k = P^(q_k - 2) B(q_k) at each token start q_k; a span of tokens [i, j) is then
+V_j - P^d V_i + P^(d-1), d = q_j - q_i: a few array operations per shingle whatever w is.
 
-Collisions. Two different texts of equal length L collide when their difference
-polynomial, with coefficients in (-256, 256), vanishes at P mod 2^64. For text that is not
-built against this P that happens about as often as for random 64-bit values: among n
-distinct shingles about n^2 / 2^65 pairs (10^9 shingles: 0.03 expected). Mod 2^64 is not
-a field, and for every odd P the Thue-Morse strings of 2^11 bytes and their complements
-collide; a page built to collide can merge two of its own shingles, as it could with
-Rabin's fingerprints (GF(2)-linear, so with a public polynomial colliding texts solve a
-linear system). A collision merges two shingles and raises a resemblance estimate by at
-most 1/|S|; nothing else depends on it. The sketch's permutation (``detectors.minhash``)
-mixes the fingerprints before they are sampled.
+Collisions. Two different texts of equal length collide when their difference polynomial,
+with coefficients in (-256, 256), vanishes at P mod 2^64. Mod 2^64 is not a field, so no
+bound holds for every pair of inputs: for every odd P the Thue-Morse string of 2^11 bytes
+and its complement collide. For text not built against this P collisions are expected
+about as rarely as for random 64-bit values, some n^2 / 2^65 pairs among n distinct
+shingles (0.03 for 10^9). A page built to collide can make two shingles one, as it could
+with the Rabin fingerprints used before (GF(2)-linear: with a public polynomial, colliding
+texts solve a linear system); that moves a resemblance by about 1 / |A u B|, and nothing
+else depends on it. The sketch's permutation (``detectors.minhash``) mixes the
+fingerprints before they are sampled.
 """
 
 from __future__ import annotations

@@ -189,3 +189,12 @@ def test_tokens_must_be_str() -> None:
         shingle_batch([["fresh", b"bytes"]], 3)  # type: ignore[list-item]
     with pytest.raises(ValueError):
         shingle_batch([["a"]], 0)
+
+
+def test_no_collision_among_short_tokens() -> None:
+    """Every token of one or two characters below U+0100 (65,792 of them, 1-4 bytes,
+    the separator and escape escaped) has its own fingerprint."""
+    alphabet = [chr(c) for c in range(256)]
+    tokens = alphabet + [a + b for a in alphabet for b in alphabet]
+    fingerprints = shingle_fingerprints(tokens, 1)
+    assert fingerprints.size == len(tokens) == np.unique(fingerprints).size
