@@ -80,6 +80,9 @@ _ESCAPE = "\x01"
 _ESCAPE_BYTE = _ESCAPE.encode()
 # Bytes per chunk of the prefix sum: its uint64 scratch (0.5 MB) stays in cache.
 _CHUNK = 1 << 16
+# Powers of P kept for the longest shingles (8 MB): a canonical shingle's text is at most
+# about 10 KB (10 words of 255 characters), longer ones come from hostile token lists.
+_KEPT_POWERS = 1 << 20
 
 
 def _geometric(base: int, n: int) -> np.ndarray:
@@ -96,7 +99,8 @@ _START_POWERS = np.uint64(pow(MULTIPLIER, -2, _MOD)) * _geometric(MULTIPLIER, _C
 
 
 class _Powers:
-    """P^0 .. P^(n-1), grown on demand (the longest span seen: 8 bytes per byte of it)."""
+    """P^0 .. P^(n-1), kept and grown on demand up to ``_KEPT_POWERS`` (8 bytes each);
+    a longer span (hostile input only) gets powers of its own, dropped after use."""
 
     def __init__(self) -> None:
         self._powers = np.ones(1, dtype=np.uint64)
@@ -104,10 +108,12 @@ class _Powers:
 
     def up_to(self, n: int) -> np.ndarray:
         powers = self._powers
+        if n > _KEPT_POWERS:
+            return _geometric(MULTIPLIER, n)
         if powers.size < n:
             with self._lock:
                 if self._powers.size < n:
-                    self._powers = _geometric(MULTIPLIER, max(n, 2 * self._powers.size))
+                    self._powers = _geometric(MULTIPLIER, min(max(n, 2 * self._powers.size), _KEPT_POWERS))
                 powers = self._powers
         return powers
 

@@ -90,7 +90,8 @@ _PREFIX = struct.Struct("<4sBB")
 _FIELDS = struct.Struct("<QHHHHBBBQQQHI")
 _U16 = 0xFFFF
 _U8 = 0xFF
-# Tokens per numpy pass: bounds the memory of a batch (tens of bytes per token).
+# Tokens per numpy pass: bounds the memory of a batch (tens of bytes per token); 2^18
+# keeps its arrays nearer the cache than 2^20 did (6% faster on the real pages).
 _BATCH_TOKENS = 1 << 18
 
 

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import mirrorscope.detectors.shingles as shingles_module
 from mirrorscope.detectors.shingles import (
     MULTIPLIER,
     containment,
@@ -198,3 +199,11 @@ def test_no_collision_among_short_tokens() -> None:
     tokens = alphabet + [a + b for a in alphabet for b in alphabet]
     fingerprints = shingle_fingerprints(tokens, 1)
     assert fingerprints.size == len(tokens) == np.unique(fingerprints).size
+
+
+def test_a_span_longer_than_the_kept_powers() -> None:
+    """A token of 2 MB (hostile: canonical tokens have at most 255 characters) hashes as
+    the reference does, and leaves no 2 MB table of powers behind."""
+    token = "ab" * (1 << 20)
+    assert shingle_batch([[token]], 10).document_fingerprints.tolist() == [ref(token.encode())]
+    assert shingles_module._POWERS.up_to(1).size <= shingles_module._KEPT_POWERS
