@@ -112,20 +112,6 @@ class Rabin:
             self._tables[j] = table
         return table
 
-    def mul_xpow(self, values: np.ndarray, j: int) -> np.ndarray:
-        """values * x^j mod P for every residue in ``values`` (uint64, each < 2^degree)."""
-        table = self._table(j)
-        octets = np.ascontiguousarray(values, dtype="<u8").view(np.uint8).reshape(-1, 8)
-        if len(octets) < _SMALL:
-            gathered = table.ravel()[octets[:, : self.chunk_bytes] + self._offsets]
-            return np.bitwise_xor.reduce(gathered, axis=1)
-        result = table[0].take(octets[:, 0])
-        scratch = np.empty_like(result)
-        for byte in range(1, self.chunk_bytes):
-            table[byte].take(octets[:, byte], out=scratch)
-            result ^= scratch
-        return result
-
     def fold(self, pieces: np.ndarray, block_bits: int) -> np.ndarray:
         """f(row[0] || row[1] || ... || row[K-1]) for each row of a (rows, K) array.
 

@@ -5,12 +5,12 @@ Henzinger, "Finding near-duplicate web pages" (SIGIR 2006). From a document's ca
 tokens (``detectors.canonical.canonical_tokens``) ``sketch_tokens`` computes, in one
 pass shared by a whole batch (``sketch_many``):
 
-* the w-shingles (w = 10) and their 64-bit Rabin fingerprints (``detectors.shingles``),
+* the w-shingles (w = 10) and their 64-bit polynomial fingerprints (``detectors.shingles``),
   composed with a fixed seeded bijection pi (``detectors.minhash.Permutation64``);
 * MIN_s (s = 200) and MOD_m (m = 25) of the permuted shingle set (``detectors.minhash``);
 * an 84-value densified one-permutation min-hash signature and its 6 super-shingles of
   14 values (``detectors.supershingles``);
-* the Rabin fingerprint of the whole token sequence, for exact duplicates.
+* the fingerprint of the whole token sequence, for exact duplicates.
 
 Sketches are comparable only when made with equal ``SketchParams`` (scheme and version,
 seed, w, s, m, signature and super-shingle sizes). Every sketch carries its parameters,
@@ -18,8 +18,8 @@ in memory and in ``to_bytes()``, and the estimators refuse a mixed pair with
 ``IncompatibleSketchError``: after a change of scheme or seed sketches would otherwise
 stop matching silently.
 
-Edge cases: an empty document has no shingles, an all-``EMPTY`` signature and the
-fingerprint of the empty sequence; documents of fewer than w tokens have one shingle and
+Edge cases: an empty document has no shingles, an all-``EMPTY`` signature and
+fingerprint 0; documents of fewer than w tokens have one shingle and
 ``too_short`` set (see ``detectors.shingles``). Two empty documents resemble each other
 fully (1.0), and an empty document is contained in any other (1.0). A MOD_m estimator
 whose sample is empty although the documents are not returns nan: with fewer than about
@@ -55,11 +55,12 @@ from mirrorscope.detectors.minhash import (
     signatures,
     sort_segments,
 )
-from mirrorscope.detectors.shingles import DEFAULT_W, default_table, shingle_batch
+from mirrorscope.detectors.shingles import DEFAULT_W, shingle_batch
 from mirrorscope.detectors.supershingles import DEFAULT_GROUP_SIZE, DEFAULT_GROUPS, NEAR_DUPLICATE_MATCHES, super_shingles
 
 __all__ = [
     "DEFAULT_PARAMS",
+    "SCHEME",
     "SCHEMES",
     "DocumentSketch",
     "IncompatibleSketchError",
@@ -74,9 +75,14 @@ __all__ = [
     "super_shingle_matches",
 ]
 
-#: Known schemes: 64-bit Rabin shingle fingerprints, xorshift-multiply permutation,
-#: densified one-permutation signature. A change to any of them needs a new name.
-SCHEMES = frozenset({"rabin64-xsm-v1"})
+#: The scheme ``sketch_many`` makes: Karp-Rabin polynomial fingerprints mod 2^64 of the
+#: shingles' text (``detectors.shingles``), xorshift-multiply permutation, densified
+#: one-permutation signature. A change to any of them needs a new name.
+SCHEME = "poly64-xsm-v1"
+#: Schemes a sketch may carry: the current one, and "rabin64-xsm-v1" (64-bit Rabin
+#: fingerprints of the tokens' fingerprints, until 2026-12), which stores still hold:
+#: such sketches are read and compared with each other, never made.
+SCHEMES = frozenset({SCHEME, "rabin64-xsm-v1"})
 
 _MAGIC = b"MSKT"
 _FORMAT = 1
@@ -84,15 +90,16 @@ _PREFIX = struct.Struct("<4sBB")
 _FIELDS = struct.Struct("<QHHHHBBBQQQHI")
 _U16 = 0xFFFF
 _U8 = 0xFF
-# Tokens per numpy pass: bounds the memory of a batch (tens of bytes per token).
-_BATCH_TOKENS = 1 << 20
+# Tokens per numpy pass: bounds the memory of a batch (tens of bytes per token); 2^18
+# keeps its arrays nearer the cache than 2^20 did (6% faster on the real pages).
+_BATCH_TOKENS = 1 << 18
 
 
 @dataclass(frozen=True, slots=True)
 class SketchParams:
     """Everything that must be equal for two sketches to be comparable."""
 
-    scheme: str = "rabin64-xsm-v1"
+    scheme: str = SCHEME
     seed: int = 0x6D6972726F727363  # b"mirrorsc"
     w: int = DEFAULT_W
     s: int = DEFAULT_S
@@ -188,6 +195,8 @@ def _permutation(seed: int) -> Permutation64:
 
 def sketch_many(documents: Iterable[Sequence[str]], params: SketchParams = DEFAULT_PARAMS) -> list[DocumentSketch]:
     """Sketch each token sequence, many documents per numpy pass (results in order)."""
+    if params.scheme != SCHEME:
+        raise ValueError(f"sketches of scheme {params.scheme!r} are read, no longer made (now {SCHEME!r})")
     sketches: list[DocumentSketch] = []
     batch: list[Sequence[str]] = []
     batch_tokens = 0
@@ -210,7 +219,7 @@ def sketch_tokens(tokens: Sequence[str], params: SketchParams = DEFAULT_PARAMS) 
 
 
 def _sketch_batch(documents: list[Sequence[str]], params: SketchParams) -> list[DocumentSketch]:
-    shingled = shingle_batch(documents, params.w, default_table(params.w))
+    shingled = shingle_batch(documents, params.w)
     values = _permutation(params.seed)(shingled.fingerprints)
     counts = shingled.counts
     first = sort_segments(values, counts, bin_bounds(params.signature_size))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 import os
@@ -16,7 +17,7 @@ import mirrorscope.detectors.sketch as sketch_module
 from mirrorscope.detectors.canonical import canonical_tokens
 from mirrorscope.detectors.minhash import EMPTY, divisible
 from mirrorscope.detectors.rabin import RABIN64
-from mirrorscope.detectors.shingles import TokenTable, shingle_batch
+from mirrorscope.detectors.shingles import shingle_batch
 from mirrorscope.detectors.sketch import (
     DEFAULT_PARAMS,
     DocumentSketch,
@@ -42,7 +43,7 @@ SAMPLE = prose(1, 2000)
 
 def test_sketch_contents() -> None:
     s = sketch_tokens(SAMPLE)
-    batch = shingle_batch([SAMPLE], 10, TokenTable(w=10))
+    batch = shingle_batch([SAMPLE], 10)
     distinct = np.unique(batch.fingerprints)
     assert s.token_count == 2000 and s.shingle_count == len(distinct) and not s.too_short
     assert s.fingerprint == int(batch.document_fingerprints[0])
@@ -127,6 +128,18 @@ def test_params_are_validated(kwargs: dict) -> None:
         SketchParams(**kwargs)
 
 
+def test_retired_scheme_is_read_not_made() -> None:
+    """A stored 'rabin64-xsm-v1' sketch still loads and compares with its own kind only."""
+    retired = SketchParams(scheme="rabin64-xsm-v1")
+    with pytest.raises(ValueError, match="no longer made"):
+        sketch_many([SAMPLE], retired)
+    current = sketch_tokens(SAMPLE)
+    old = DocumentSketch.from_bytes(dataclasses.replace(current, params=retired).to_bytes())
+    assert old.params == retired and signature_agreement(old, old) == 1.0
+    with pytest.raises(IncompatibleSketchError):
+        signature_agreement(old, current)
+
+
 def test_other_params_work() -> None:
     params = SketchParams(w=4, s=50, m=7, signature_size=20, super_groups=4, super_size=5, seed=3)
     s = sketch_tokens(SAMPLE, params)
@@ -195,7 +208,7 @@ def check_defined(s: DocumentSketch) -> None:
 def test_empty_and_short_document_conventions() -> None:
     empty, also_empty, word, long = (sketch_tokens(t) for t in ([], [], ["word"], SAMPLE))
     assert empty.shingle_count == 0 and empty.too_short and len(empty.min_s) == 0
-    assert (empty.signature == EMPTY).all() and empty.fingerprint == 1  # f(empty string)
+    assert (empty.signature == EMPTY).all() and empty.fingerprint == 0  # no text, not even the leading 1
     assert empty == also_empty
     for estimator in (resemblance_min_s, resemblance_mod_m, containment_mod_m, signature_agreement):
         assert estimator(empty, also_empty) == 1.0
@@ -210,11 +223,11 @@ def test_empty_and_short_document_conventions() -> None:
     assert math.isnan(containment_mod_m(word, long)) == (len(word.mod_m) == 0)
 
 
-GOLDEN_SHA256 = "5fd8053f7b7cf876ae1ba972894a9586f05522c63a81f214624eeb822024b44a"
+GOLDEN_SHA256 = "cb1f2ec2b645c3b5a10e54165e29732133e42b148b9018ccffac107201d0f218"
 
 
 def test_sketches_are_fixed_by_the_scheme() -> None:
-    """'rabin64-xsm-v1' pins every byte: change the algorithm, change the scheme name."""
+    """'poly64-xsm-v1' pins every byte: change the algorithm, change the scheme name."""
     data = b"".join(s.to_bytes() for s in sketch_many([SAMPLE, ["a", "rose", "is", "a", "rose"], []]))
     assert hashlib.sha256(data).hexdigest() == GOLDEN_SHA256
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from mirrorscope.detectors.shingles import TokenTable, containment, resemblance, shingle_fingerprints
+from mirrorscope.detectors.shingles import containment, resemblance, shingle_fingerprints
 from mirrorscope.detectors.sketch import (
     DEFAULT_PARAMS,
     DocumentSketch,
@@ -58,10 +58,9 @@ def rate_for(surviving: float, w: int) -> float:
 
 
 def finish(pairs: list[Pair]) -> list[Pair]:
-    table = TokenTable(w=DEFAULT_PARAMS.w)
     for pair in pairs:
-        fa = np.unique(shingle_fingerprints(pair.a, DEFAULT_PARAMS.w, table))
-        fb = np.unique(shingle_fingerprints(pair.b, DEFAULT_PARAMS.w, table))
+        fa = np.unique(shingle_fingerprints(pair.a, DEFAULT_PARAMS.w))
+        fb = np.unique(shingle_fingerprints(pair.b, DEFAULT_PARAMS.w))
         pair.resemblance, pair.containment = resemblance(fa, fb), containment(fa, fb)
         pair.union = len(np.union1d(fa, fb))
         pair.size_a = len(fa)
