@@ -14,6 +14,8 @@ from sqlalchemy.dialects import postgresql, sqlite
 IN_LIST_SIZE = 500
 #: Rows a streamed read fetches at a time, so that millions of rows are never held at once.
 STREAM_BATCH = 10_000
+#: Rows one INSERT of a bulk write sends: its parameters are built a batch at a time.
+WRITE_BATCH = 10_000
 
 Item = TypeVar("Item")
 
@@ -91,7 +93,13 @@ class Tables:
 
     def _stream(self, query: Executable) -> Iterator[tuple[Any, ...]]:
         """The rows of ``query`` as tuples, fetched :data:`STREAM_BATCH` at a time."""
+        for batch in self._batches(query):
+            yield from batch
+
+    def _batches(self, query: Executable, size: int = STREAM_BATCH) -> Iterator[list[tuple[Any, ...]]]:
+        """The rows of ``query`` as lists of at most ``size`` tuples, fetched a list at a
+        time (a server-side cursor on PostgreSQL, ``fetchmany`` on SQLite)."""
         with self.engine.connect() as conn:
-            for row in conn.execution_options(yield_per=STREAM_BATCH).execute(query):
-                yield tuple(row)
+            for rows in conn.execution_options(yield_per=size).execute(query).partitions():
+                yield [tuple(row) for row in rows]
 
