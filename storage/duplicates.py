@@ -21,7 +21,7 @@ from mirrorscope.storage.models import (
 )
 from mirrorscope.storage.records import SketchRecord
 from mirrorscope.storage.rows import ContainmentRow, DuplicateClusterRow, SketchRow
-from mirrorscope.storage.sql import WRITE_BATCH, Tables, chunks, from_signed64, insert_new, utc_now
+from mirrorscope.storage.sql import Tables, chunks, from_signed64, insert_new, utc_now
 
 
 def _sketch_row(row: dict[str, Any]) -> SketchRow:
@@ -67,7 +67,7 @@ class DuplicateTables(Tables):
     ) -> None:
         """Replace one offline method's results: clusters as (representative page id,
         member page ids, identical), pairs (page a, page b, resemblance), containments
-        (page, container, containment). Written :data:`WRITE_BATCH` rows a statement, in
+        (page, container, containment). Written ``write_batch`` rows a statement, in
         one transaction."""
         now = utc_now()
         with self.engine.begin() as conn:
@@ -75,18 +75,18 @@ class DuplicateTables(Tables):
             conn.execute(delete(DuplicatePair).where(DuplicatePair.method == method))
             conn.execute(delete(Containment).where(Containment.source == method))
             numbered = insert(DuplicateCluster).returning(DuplicateCluster.id, sort_by_parameter_order=True)
-            for batch in chunks(clusters, WRITE_BATCH):
+            for batch in chunks(clusters, self.write_batch):
                 heads = [
                     {"method": method, "representative_id": rep, "size": len(members), "identical": identical, "created_at": now}
                     for rep, members, identical in batch
                 ]
                 ids = conn.execute(numbered, heads).scalars().all()
                 members = [{"cluster_id": cid, "page_id": m} for cid, (_, group, _) in zip(ids, batch) for m in group]
-                for rows in chunks(members, WRITE_BATCH):
+                for rows in chunks(members, self.write_batch):
                     conn.execute(insert(DuplicateClusterMember), rows)
-            for batch in chunks(pairs, WRITE_BATCH):
+            for batch in chunks(pairs, self.write_batch):
                 conn.execute(insert(DuplicatePair), [{"page_a": a, "page_b": b, "method": method, "resemblance": r} for a, b, r in batch])
-            for batch in chunks(containments, WRITE_BATCH):
+            for batch in chunks(containments, self.write_batch):
                 # A pair the crawl recorded already keeps the crawl's row.
                 rows = [{"page_id": a, "container_id": b, "containment": c, "source": method} for a, b, c in batch]
                 insert_new(conn, Containment.__table__, rows)
