@@ -4,9 +4,9 @@
 five numpy arrays: over a million stored pages that is millions of small arrays and
 several times the sketches' own size in memory. ``decode_sketches`` reads a batch of
 serialised sketches (the format of ``DocumentSketch.to_bytes``) with a handful of numpy
-passes over their concatenated bytes: the fixed-size headers are gathered and read
-through one structured dtype, the payloads cut out by a byte mask, and the u64 values
-split into the four sections by their position. Only sketches made with the expected
+passes: the fixed-size headers, joined into one table, are read through one structured
+dtype, the payloads joined back to back are one u64 array, and its values are split
+into the four sections by their position. Only sketches made with the expected
 ``SketchParams`` are accepted (others are not comparable); a blob that is not such a
 sketch, or whose length disagrees with its header, is left out and reported as
 ``accepted[k] == False``, for the caller to decode on its own or count.
@@ -69,22 +69,16 @@ def decode_sketches(blobs: Sequence[bytes], params: SketchParams = DEFAULT_PARAM
     head = np.frombuffer(_header_head(params), dtype=np.uint8)
     header = head.size + _TAIL.itemsize
     lengths = np.fromiter(map(len, blobs), dtype=np.int64, count=len(blobs))
-    data = np.frombuffer(b"".join(blobs), dtype=np.uint8)
-    starts = np.cumsum(lengths) - lengths
-    long_enough = lengths >= header
-    at = starts[long_enough]
-    heads = data[at[:, None] + np.arange(header)] if at.size else np.empty((0, header), np.uint8)
-    tail = np.ascontiguousarray(heads[:, head.size :]).view(_TAIL).ravel()
+    # Every header padded to full size (a short blob is refused below), as one (n, header) table.
+    heads = np.frombuffer(b"".join(bytes(b[:header]).ljust(header, b"\0") for b in blobs), dtype=np.uint8)
+    heads = heads.reshape(len(blobs), header)
+    tail = heads[:, head.size :].copy().view(_TAIL).ravel()
     per_doc = tail["n_min"].astype(np.int64) + tail["n_mod"] + params.signature_size + params.super_groups
-    good = (heads[:, : head.size] == head).all(axis=1) & (lengths[long_enough] == header + 8 * per_doc)
-    accepted = np.zeros(lengths.size, dtype=bool)
-    accepted[np.flatnonzero(long_enough)[good]] = True
-    tail, per_doc, first = tail[good], per_doc[good], at[good] + header
-    # Payload bytes: +1 where an accepted payload starts, -1 where it ends, summed.
-    edges = np.zeros(data.size + 1, dtype=np.int8)
-    edges[first] = 1
-    edges[first + 8 * per_doc] -= 1
-    values = data[np.cumsum(edges[:-1], dtype=np.int8).view(bool)].view("<u8").astype(np.uint64)
+    accepted = (heads[:, : head.size] == head).all(axis=1) & (lengths == header + 8 * per_doc)
+    tail = tail[accepted]
+    # The payloads, u64 only, back to back: sections of document k follow those of k - 1.
+    payload = b"".join(bytes(b[header:]) for b, ok in zip(blobs, accepted.tolist()) if ok)
+    values = np.frombuffer(payload, dtype="<u8").astype(np.uint64)
     sections = np.stack((tail["n_min"].astype(np.int64), tail["n_mod"].astype(np.int64),
                          np.full(tail.size, params.signature_size), np.full(tail.size, params.super_groups)), axis=1)
     section = np.repeat(np.tile(np.arange(4, dtype=np.int8), tail.size), sections.ravel())
