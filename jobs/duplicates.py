@@ -1,6 +1,8 @@
 """Near-duplicate pages over a store, offline: the first job of ``mirror-report detect``.
 
-Reads the stored sketches, clusters them three ways (Broder, Glassman, Manasse and
+Reads the stored sketches a batch at a time straight into arrays
+(``detectors.sketch_columns``: no object per page, so a million pages load in about their
+arrays' size), clusters them three ways (Broder, Glassman, Manasse and
 Zweig's union-find and Haveliwala, Gionis and Indyk's CENTER over MIN_s estimates;
 Henzinger's super-shingles: ``detectors.clustering``), finds contained pages from the
 MOD_m samples, and writes clusters, pairs and containments back. Computes nothing itself."""
