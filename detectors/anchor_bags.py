@@ -240,6 +240,9 @@ class BagBuilder:
         self._title_term = array("q")
         self._title_row_serial = array("q")
         self._title_owner = array("q")
+        # The current title rows sorted by bag, and the add_title calls they cover: every
+        # slice of ``bags`` reads them, and recomputing them per slice is quadratic.
+        self._current: tuple[int, np.ndarray, np.ndarray] | None = None
         self._touched = array("q")
         self._reported = 0
         # Every token add_fragments met: its term id, or a marker or dropped code.
@@ -350,22 +353,31 @@ class BagBuilder:
         rows_term = np.frombuffer(self._rows_term, dtype=np.int64)
         fresh = np.isin(rows_bag, wanted)
         title_bag, title_term = self._current_titles()
-        title = np.isin(title_bag, wanted)
+        first, last = np.searchsorted(title_bag, wanted), np.searchsorted(title_bag, wanted, side="right")
+        title = np.repeat(first, last - first) + ramp(last - first)
         return bags_from_arrays(
             np.concatenate((np.repeat(merged.bag_ids, merged.sizes), rows_bag[fresh], title_bag[title])),
             np.concatenate((merged.term_ids, rows_term[fresh], title_term[title])),
-            np.concatenate((merged.counts, np.ones(np.count_nonzero(fresh) + np.count_nonzero(title), dtype=np.int32))),
+            np.concatenate((merged.counts, np.ones(np.count_nonzero(fresh) + title.size, dtype=np.int32))),
             include=wanted,
         )
 
     def _current_titles(self) -> tuple[np.ndarray, np.ndarray]:
+        """Bag and term of the rows of each bag's latest title, sorted by bag."""
+        calls = len(self._title_owner)
+        if self._current is not None and self._current[0] == calls:
+            return self._current[1], self._current[2]
         owner = np.frombuffer(self._title_owner, dtype=np.int64)
         bag = np.frombuffer(self._title_bag, dtype=np.int64)
         serial = np.frombuffer(self._title_row_serial, dtype=np.int64)
-        if not bag.size:
-            return bag, np.frombuffer(self._title_term, dtype=np.int64)
-        # Latest add_title serial per bag: serials are call order, so the last call wins.
-        owners, last_from_end = np.unique(owner[::-1], return_index=True)
-        latest = owner.size - 1 - last_from_end
-        current = serial == latest[np.searchsorted(owners, bag)]
-        return bag[current], np.frombuffer(self._title_term, dtype=np.int64)[current]
+        term = np.frombuffer(self._title_term, dtype=np.int64)
+        current = np.empty(0, dtype=np.int64)
+        if bag.size:
+            # Latest add_title serial per bag: serials are call order, so the last call wins.
+            owners, last_from_end = np.unique(owner[::-1], return_index=True)
+            latest = owner.size - 1 - last_from_end
+            current = np.flatnonzero(serial == latest[np.searchsorted(owners, bag)])
+            current = current[np.argsort(bag[current], kind="stable")]
+        # Copies, not views: an array("q") exporting its buffer cannot grow.
+        self._current = (calls, bag[current], term[current])
+        return self._current[1], self._current[2]

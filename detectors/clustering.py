@@ -63,7 +63,8 @@ are dropped from the resident set as it goes (10 million documents, 14.7 GB of
 fingerprints, clustered in 149 s with a 6.6 GB peak and a 1 GiB budget;
 ``docs/MEASUREMENTS.md``).
 
-``sketch_arrays`` turns ``detectors.sketch.DocumentSketch`` objects into these arrays.
+``sketch_arrays`` turns ``detectors.sketch.DocumentSketch`` objects into these arrays;
+``detectors.sketch_columns`` decodes stored sketches into them without the objects.
 
 ``cluster_super_shingles`` is the fast option: documents sharing at least 2 of their 6
 super-shingles (``detectors.supershingles``; Henzinger, SIGIR 2006) are joined, with no

@@ -1,57 +1,113 @@
 """Near-duplicate pages over a store, offline: the first job of ``mirror-report detect``.
 
-Reads the stored sketches, clusters them three ways (Broder, Glassman, Manasse and
+Reads the stored sketches a batch at a time straight into arrays
+(``detectors.sketch_columns``: no object per page, so a million pages load in about their
+arrays' size), clusters them three ways (Broder, Glassman, Manasse and
 Zweig's union-find and Haveliwala, Gionis and Indyk's CENTER over MIN_s estimates;
 Henzinger's super-shingles: ``detectors.clustering``), finds contained pages from the
 MOD_m samples, and writes clusters, pairs and containments back. Computes nothing itself."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from mirrorscope.detectors.clustering import cluster_sketches, cluster_super_shingles, containment_pairs, sketch_arrays
+from mirrorscope.detectors.clustering import (
+    Clusters,
+    SketchArrays,
+    cluster_sketches,
+    cluster_super_shingles,
+    containment_pairs,
+)
+from mirrorscope.detectors.runs import ramp, runs
 from mirrorscope.detectors.sketch import DEFAULT_PARAMS, DocumentSketch
+from mirrorscope.detectors.sketch_columns import SketchArraysBuilder, decode_sketches
 from mirrorscope.storage.store import Store
+
+logger = logging.getLogger(__name__)
 
 #: Broder's experiment clustered at 50% resemblance; pages this close share most text.
 DEFAULT_THRESHOLD = 0.5
 METHODS = ("broder", "center", "super-shingles")
 
 
-def _load(store: Store) -> tuple[np.ndarray, list[DocumentSketch]]:
-    ids, blobs = store.sketch_blobs(DEFAULT_PARAMS.scheme)
-    sketches = [DocumentSketch.from_bytes(b) for b in blobs]
-    same = [k.params == DEFAULT_PARAMS for k in sketches]
-    return np.asarray([i for i, ok in zip(ids, same) if ok], dtype=np.int64), [k for k, ok in zip(sketches, same) if ok]
+def _unreadable(blobs: list[bytes]) -> int:
+    """Of sketches the batch decoder refused: those that are no sketch at all (those
+    made with other parameters are left out as not comparable, as before)."""
+    count = 0
+    for blob in blobs:
+        try:
+            DocumentSketch.from_bytes(blob)
+        except ValueError:
+            count += 1
+    return count
+
+
+def load_sketches(store: Store) -> tuple[np.ndarray, SketchArrays, int]:
+    """Page ids and arrays of every stored sketch made with the default parameters,
+    streamed from the store a batch at a time into arrays sized once; and the number of
+    stored sketches that could not be read (left out)."""
+    documents, size = store.sketch_totals(DEFAULT_PARAMS.scheme)
+    builder = SketchArraysBuilder(documents, size // 8)
+    page_ids, unreadable = [], 0
+    for ids, blobs in store.sketch_blob_batches(DEFAULT_PARAMS.scheme):
+        decoded = decode_sketches(blobs)
+        builder.add(decoded)
+        page_ids.append(np.asarray(ids, dtype=np.int64)[decoded.accepted])
+        if not decoded.accepted.all():
+            unreadable += _unreadable([b for b, ok in zip(blobs, decoded.accepted.tolist()) if not ok])
+    if unreadable:
+        logger.warning("%d stored sketches are unreadable and were left out of the clustering", unreadable)
+    ids = np.concatenate(page_ids) if page_ids else np.empty(0, dtype=np.int64)
+    return ids, builder.finish(), unreadable
+
+
+def _cluster_rows(clusters: Clusters, page_ids: np.ndarray, whole: np.ndarray) -> list[tuple[int, list[int], bool]]:
+    """(representative page id, member page ids, identical) of each cluster of two or
+    more pages, largest first (``Clusters.groups``' order)."""
+    order = np.argsort(clusters.labels, kind="stable")
+    starts, sizes = runs(clusters.labels[order])
+    big = np.flatnonzero(sizes >= 2)
+    big = big[np.argsort(-sizes[big], kind="stable")]
+    sizes = sizes[big]
+    positions = order[np.repeat(starts[big], sizes) + ramp(sizes)]
+    group_starts = np.cumsum(sizes) - sizes
+    first = positions[group_starts]
+    same = whole[positions] == np.repeat(whole[first], sizes)
+    identical = np.logical_and.reduceat(same, group_starts).tolist() if sizes.size else []
+    representatives = page_ids[clusters.labels[first]].tolist()
+    members = page_ids[positions].tolist()
+    bounds = np.append(group_starts, positions.size).tolist()
+    return [(r, members[a:b], i) for r, a, b, i in zip(representatives, bounds[:-1], bounds[1:], identical)]
+
+
+def _scored(page_ids: np.ndarray, a: np.ndarray, b: np.ndarray, score: np.ndarray) -> list[tuple[int, int, float]]:
+    return [(x, y, round(z, 4)) for x, y, z in zip(page_ids[a].tolist(), page_ids[b].tolist(), score.tolist())]
 
 
 def detect_duplicates(store: Store, threshold: float = DEFAULT_THRESHOLD, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Cluster the store's pages three ways and persist clusters, pairs and containments."""
     say = progress or (lambda _: None)
-    page_ids, sketches = _load(store)
-    say(f"{len(sketches)} sketches loaded")
-    arrays = sketch_arrays(sketches)
+    page_ids, arrays, unreadable = load_sketches(store)
+    n = page_ids.size
+    say(f"{n} sketches loaded" + (f" ({unreadable} unreadable left out)" if unreadable else ""))
     offsets, values, whole = arrays.offsets, arrays.min_s, arrays.fingerprints
     results = {
         "broder": cluster_sketches(page_ids, offsets, values, document_fingerprints=whole, threshold=threshold),
         "center": cluster_sketches(page_ids, offsets, values, document_fingerprints=whole, threshold=threshold, method="center"),
     }
-    if sketches:
+    if n:
         results["super-shingles"] = cluster_super_shingles(page_ids, arrays.super_shingles, document_fingerprints=whole)
-    a, b, c = containment_pairs(arrays.mod_offsets, arrays.mod_m) if sketches else (np.empty(0, int),) * 3
-    contained = [(int(page_ids[x]), int(page_ids[y]), round(float(z), 4)) for x, y, z in zip(a, b, c) if whole[x] != whole[y]]
-    summary: dict[str, Any] = {"pages": len(sketches), "threshold": threshold}
+    a, b, c = containment_pairs(arrays.mod_offsets, arrays.mod_m) if n else (np.empty(0, int),) * 3
+    differ = whole[a] != whole[b]
+    contained = _scored(page_ids, a[differ], b[differ], c[differ])
+    summary: dict[str, Any] = {"pages": n, "threshold": threshold, "unreadable_sketches": unreadable}
     for method, clusters in results.items():
-        groups = []
-        for members in clusters.groups(min_size=2):
-            positions = np.searchsorted(page_ids, members)
-            identical = bool((whole[positions] == whole[positions[0]]).all())
-            representative = int(page_ids[clusters.labels[positions[0]]])
-            groups.append((representative, [int(m) for m in members], identical))
-        pairs = [(int(page_ids[x]), int(page_ids[y]), round(float(r), 4)) for x, y, r in zip(clusters.i, clusters.j, clusters.similarity)]
+        groups = _cluster_rows(clusters, page_ids, whole)
+        pairs = _scored(page_ids, clusters.i, clusters.j, clusters.similarity)
         store.replace_duplicate_clusters(method, groups, pairs, contained if method == "broder" else [])
         summary[method] = {"clusters": len(groups), "pages_in_clusters": sum(len(g[1]) for g in groups), "pairs": len(pairs)}
         say(f"{method}: {len(groups)} clusters")

@@ -14,6 +14,7 @@ counterpart on the canonical side is stored (outcome ``mirrored-not-fetched``).
 
 from __future__ import annotations
 
+import logging
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -33,8 +34,11 @@ from mirrorscope.detectors.mirrors import (
     sample_paths,
 )
 from mirrorscope.detectors.sketch import DocumentSketch, containment_mod_m
+from mirrorscope.detectors.sketch_columns import decode_sketches, sketch_objects
 from mirrorscope.storage.rows import MirrorPairRow
 from mirrorscope.storage.store import Store
+
+logger = logging.getLogger(__name__)
 
 # Outcomes that say a path does not exist on a host (as opposed to: not fetched yet).
 _ABSENT = {"http-404", "http-410", "redirect", "redirect-loop"}
@@ -78,6 +82,27 @@ def supersedes(mirrored: dict[str, str], page_url: str, original_url: str) -> bo
     refuses the original's side then, so the page's own links are the ones to follow."""
     found = canonical_counterpart(mirrored, original_url)
     return found is not None and _lies_in(found[0], urlsplit(page_url).netloc, url_path(page_url))
+
+
+def _batch_sketches(blobs: list[bytes | None]) -> tuple[list[DocumentSketch | None], int]:
+    """The sketch of each stored blob (None for none), and how many were unreadable.
+
+    Sketches of the default parameters are decoded together into views of shared
+    arrays; others one by one, as made."""
+    stored = [k for k, blob in enumerate(blobs) if blob]
+    decoded = decode_sketches([blobs[k] for k in stored])
+    together = iter(sketch_objects(decoded))
+    sketches: list[DocumentSketch | None] = [None] * len(blobs)
+    unreadable = 0
+    for k, accepted in zip(stored, decoded.accepted.tolist()):
+        if accepted:
+            sketches[k] = next(together)
+            continue
+        try:
+            sketches[k] = DocumentSketch.from_bytes(blobs[k])
+        except ValueError:
+            unreadable += 1
+    return sketches, unreadable
 
 
 @dataclass
@@ -153,10 +178,17 @@ class HostView:
 
     @classmethod
     def from_store(cls, store: Store) -> "HostView":
+        """Every stored page and link; the sketches decoded a batch at a time (an
+        unreadable one counts as none, counted and logged once)."""
         view = cls()
-        for row in store.page_facts():
-            sketch = DocumentSketch.from_bytes(row["data"]) if row["data"] else None
-            view.add_page(row["url"], row["host"], row["ip"], row["outcome"], sketch)
+        unreadable = 0
+        for batch in store.page_fact_batches():
+            sketches, missed = _batch_sketches([row["data"] for row in batch])
+            unreadable += missed
+            for row, sketch in zip(batch, sketches):
+                view.add_page(row["url"], row["host"], row["ip"], row["outcome"], sketch)
+        if unreadable:
+            logger.warning("mirrors: %d stored sketches are unreadable and were taken as none", unreadable)
         for source, target_host, target_url in store.host_links():
             view.add_link(source, target_url, target_host)
         return view

@@ -14,8 +14,6 @@ from mirrorscope.storage.sql import Tables, chunks, from_signed64, members_by_cl
 
 #: What storing a signature again overwrites (all but the URL it is keyed by).
 _SIGNATURE_COLUMNS = ("m", "seed", "window", "scale", "cap", "idf_bags", "terms", "data", "computed_at")
-#: Rows per INSERT into the anchor tables, which a full recompute fills by the million.
-_WRITE_BATCH = 5000
 
 
 class AnchorTables(Tables):
@@ -62,7 +60,7 @@ class AnchorTables(Tables):
         with self.engine.begin() as conn:
             if replace_all:
                 conn.execute(delete(AnchorSignature))
-            for chunk in chunks(values, _WRITE_BATCH):
+            for chunk in chunks(values, self.write_batch):
                 upsert(conn, AnchorSignature.__table__, list(chunk), "url", _SIGNATURE_COLUMNS)
 
     def anchor_signature_blobs(self, m: int, seed: int, window: int, scale: float, cap: int) -> tuple[list[str], list[bytes]]:
@@ -92,9 +90,9 @@ class AnchorTables(Tables):
         with self.engine.begin() as conn:
             conn.execute(delete(AnchorPair))
             conn.execute(delete(AnchorCluster))
-            for chunk in chunks([{"url_a": a, "url_b": b, "similarity": s} for a, b, s in pairs], _WRITE_BATCH):
+            for chunk in chunks([{"url_a": a, "url_b": b, "similarity": s} for a, b, s in pairs], self.write_batch):
                 conn.execute(insert(AnchorPair), list(chunk))
-            for chunk in chunks([{"url": u, "cluster": c, "is_center": centre} for u, c, centre in members], _WRITE_BATCH):
+            for chunk in chunks([{"url": u, "cluster": c, "is_center": centre} for u, c, centre in members], self.write_batch):
                 conn.execute(insert(AnchorCluster), list(chunk))
 
     def anchor_pairs(self, url: str | None = None) -> list[AnchorPairRow]:

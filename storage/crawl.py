@@ -19,7 +19,7 @@ from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.orm import aliased
 
 from mirrorscope.storage.models import Containment, CrawlRun, Host, Link, Page, Sketch
-from mirrorscope.storage.records import PageRecord, WriteResult
+from mirrorscope.storage.records import PageRecord, SketchRecord, WriteResult
 from mirrorscope.storage.rows import CrawlRunRow, CrawlSummary, HostRow, LinkRow, PageRow
 from mirrorscope.storage.sql import Tables, chunks, from_signed64, to_signed64, upsert, utc_now
 from mirrorscope.storage.storable import storable, storable_text
@@ -55,6 +55,28 @@ def _error_record(record: PageRecord, error: str) -> PageRecord:
         depth=record.depth, outcome=STORE_ERROR, fetched_at=record.fetched_at, status=record.status,
         ip=record.ip, registrable_domain=record.registrable_domain, error=error,
     )
+
+
+def _page_row(r: PageRecord, host_id: int, run_id: int | None) -> dict[str, Any]:
+    """The ``pages`` row of a record."""
+    return {
+        "url": r.url, "host_id": host_id, "crawl_run_id": run_id, "path": r.path,
+        "depth": r.depth, "status": r.status, "outcome": r.outcome, "error": r.error,
+        "content_type": r.content_type, "length": r.length, "fetched_at": r.fetched_at,
+        "fingerprint": to_signed64(r.fingerprint), "title": r.title, "redirect_to": r.redirect_to,
+        "duplicate_kind": r.duplicate_kind, "duplicate_score": r.duplicate_score,
+        "spam_score": r.spam_score, "spam_reasons": r.spam_reasons, "word_count": r.word_count,
+    }
+
+
+def _sketch_row(page_id: int, k: SketchRecord) -> dict[str, Any]:
+    """The ``sketches`` row of a page's sketch."""
+    return {
+        "page_id": page_id, "scheme": k.scheme, "seed": to_signed64(k.seed), "w": k.w, "s": k.s,
+        "m": k.m, "signature_size": k.signature_size, "super_groups": k.super_groups,
+        "super_size": k.super_size, "token_count": k.token_count, "shingle_count": k.shingle_count,
+        "too_short": k.too_short, "fingerprint": to_signed64(k.fingerprint), "data": k.data,
+    }
 
 
 def _page_ids(conn: Connection, urls: Sequence[str]) -> dict[str, int]:
@@ -117,6 +139,26 @@ class CrawlTables(Tables):
             return self._write_each(batch, run_id)
         return WriteResult(stored=len(batch))
 
+    def insert_new_pages(self, records: Sequence[PageRecord], run_id: int | None = None) -> int:
+        """Bulk-load pages that are not stored yet, with their hosts and sketches and
+        nothing else (no links, no duplicate links): plain INSERTs of ``write_batch``
+        rows, in one transaction. For filling a large store fast (``benchmarks/cluster.py``);
+        a page stored already makes the database refuse the whole call. Returns the pages
+        stored."""
+        batch = [storable(r) for r in records]
+        with self.engine.begin() as conn:
+            fresh = self._upsert_hosts(conn, batch)
+            hosts = self._host_ids | fresh
+            # Ids read back by URL: SQLite would insert row by row to return them in order.
+            for part in chunks(batch, self.write_batch):
+                conn.execute(insert(Page), [_page_row(r, hosts[r.host][0], run_id) for r in part])
+            ids = _page_ids(conn, [r.url for r in batch])
+            sketches = [_sketch_row(ids[r.url], r.sketch) for r in batch if r.sketch is not None]
+            for rows in chunks(sketches, self.write_batch):
+                conn.execute(insert(Sketch), rows)
+        self._host_ids.update(fresh)
+        return len(batch)
+
     def _write_each(self, batch: list[PageRecord], run_id: int | None) -> WriteResult:
         """Each page in a transaction of its own; one the database refuses is stored as a
         ``store-error`` row, or counted lost when even that is refused."""
@@ -169,17 +211,7 @@ class CrawlTables(Tables):
     def _upsert_pages(
         self, conn: Connection, records: list[PageRecord], host_ids: dict[str, tuple[int, str | None]], run_id: int | None
     ) -> dict[str, int]:
-        rows = [
-            {
-                "url": r.url, "host_id": host_ids[r.host][0], "crawl_run_id": run_id, "path": r.path,
-                "depth": r.depth, "status": r.status, "outcome": r.outcome, "error": r.error,
-                "content_type": r.content_type, "length": r.length, "fetched_at": r.fetched_at,
-                "fingerprint": to_signed64(r.fingerprint), "title": r.title, "redirect_to": r.redirect_to,
-                "duplicate_kind": r.duplicate_kind, "duplicate_score": r.duplicate_score,
-                "spam_score": r.spam_score, "spam_reasons": r.spam_reasons, "word_count": r.word_count,
-            }
-            for r in records
-        ]
+        rows = [_page_row(r, host_ids[r.host][0], run_id) for r in records]
         upsert(conn, Page.__table__, rows, "url", _PAGE_COLUMNS)
         return _page_ids(conn, [r.url for r in records])
 
@@ -202,16 +234,7 @@ class CrawlTables(Tables):
         # A re-fetched page that is no longer HTML must lose its old sketch.
         for chunk in chunks([ids[r.url] for r in records]):
             conn.execute(delete(Sketch).where(Sketch.page_id.in_(chunk)))
-        rows = [
-            {
-                "page_id": ids[r.url], "scheme": k.scheme, "seed": to_signed64(k.seed), "w": k.w, "s": k.s,
-                "m": k.m, "signature_size": k.signature_size, "super_groups": k.super_groups,
-                "super_size": k.super_size, "token_count": k.token_count, "shingle_count": k.shingle_count,
-                "too_short": k.too_short, "fingerprint": to_signed64(k.fingerprint), "data": k.data,
-            }
-            for r in records
-            if (k := r.sketch) is not None
-        ]
+        rows = [_sketch_row(ids[r.url], r.sketch) for r in records if r.sketch is not None]
         if rows:
             conn.execute(insert(Sketch), rows)
 

@@ -3,11 +3,11 @@ clusters, pairs and containments (``mirror-report detect``)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import fields
 from typing import Any, cast
 
-from sqlalchemy import delete, insert, select
+from sqlalchemy import delete, func, insert, select
 from sqlalchemy.orm import aliased
 
 from mirrorscope.storage.models import (
@@ -21,7 +21,7 @@ from mirrorscope.storage.models import (
 )
 from mirrorscope.storage.records import SketchRecord
 from mirrorscope.storage.rows import ContainmentRow, DuplicateClusterRow, SketchRow
-from mirrorscope.storage.sql import Tables, from_signed64, insert_new, utc_now
+from mirrorscope.storage.sql import Tables, chunks, from_signed64, insert_new, utc_now
 
 
 def _sketch_row(row: dict[str, Any]) -> SketchRow:
@@ -45,10 +45,18 @@ class DuplicateTables(Tables):
             query = query.where(Sketch.scheme == scheme)
         return [_sketch_row(r) for r in self._dicts(query)]
 
-    def sketch_blobs(self, scheme: str) -> tuple[list[int], list[bytes]]:
-        """Page ids and sketch bytes of one scheme, for offline passes (no joins)."""
-        rows = self._tuples(select(Sketch.page_id, Sketch.data).where(Sketch.scheme == scheme).order_by(Sketch.page_id))
-        return [r[0] for r in rows], [bytes(r[1]) for r in rows]
+    def sketch_totals(self, scheme: str) -> tuple[int, int]:
+        """How many sketches of one scheme are stored, and their bytes (to size arrays)."""
+        query = select(func.count(), func.coalesce(func.sum(func.length(Sketch.data)), 0)).where(Sketch.scheme == scheme)
+        count, size = self._tuples(query)[0]
+        return int(count), int(size)
+
+    def sketch_blob_batches(self, scheme: str) -> Iterator[tuple[list[int], list[bytes]]]:
+        """Page ids and sketch bytes of one scheme in page order, a batch at a time, for
+        offline passes (no joins; never all rows at once)."""
+        query = select(Sketch.page_id, Sketch.data).where(Sketch.scheme == scheme).order_by(Sketch.page_id)
+        for rows in self._batches(query):
+            yield [r[0] for r in rows], [bytes(r[1]) for r in rows]
 
     def replace_duplicate_clusters(
         self,
@@ -59,24 +67,28 @@ class DuplicateTables(Tables):
     ) -> None:
         """Replace one offline method's results: clusters as (representative page id,
         member page ids, identical), pairs (page a, page b, resemblance), containments
-        (page, container, containment)."""
+        (page, container, containment). Written ``write_batch`` rows a statement, in
+        one transaction."""
         now = utc_now()
         with self.engine.begin() as conn:
             conn.execute(delete(DuplicateCluster).where(DuplicateCluster.method == method))
             conn.execute(delete(DuplicatePair).where(DuplicatePair.method == method))
             conn.execute(delete(Containment).where(Containment.source == method))
-            for representative, members, identical in clusters:
-                cid = conn.execute(
-                    insert(DuplicateCluster)
-                    .values(method=method, representative_id=representative, size=len(members), identical=identical, created_at=now)
-                    .returning(DuplicateCluster.id)
-                ).scalar_one()
-                conn.execute(insert(DuplicateClusterMember), [{"cluster_id": cid, "page_id": m} for m in members])
-            if pairs:
-                conn.execute(insert(DuplicatePair), [{"page_a": a, "page_b": b, "method": method, "resemblance": r} for a, b, r in pairs])
-            rows = [{"page_id": a, "container_id": b, "containment": c, "source": method} for a, b, c in containments]
-            # A pair the crawl recorded already keeps the crawl's row.
-            if rows:
+            numbered = insert(DuplicateCluster).returning(DuplicateCluster.id, sort_by_parameter_order=True)
+            for batch in chunks(clusters, self.write_batch):
+                heads = [
+                    {"method": method, "representative_id": rep, "size": len(members), "identical": identical, "created_at": now}
+                    for rep, members, identical in batch
+                ]
+                ids = conn.execute(numbered, heads).scalars().all()
+                members = [{"cluster_id": cid, "page_id": m} for cid, (_, group, _) in zip(ids, batch) for m in group]
+                for rows in chunks(members, self.write_batch):
+                    conn.execute(insert(DuplicateClusterMember), rows)
+            for batch in chunks(pairs, self.write_batch):
+                conn.execute(insert(DuplicatePair), [{"page_a": a, "page_b": b, "method": method, "resemblance": r} for a, b, r in batch])
+            for batch in chunks(containments, self.write_batch):
+                # A pair the crawl recorded already keeps the crawl's row.
+                rows = [{"page_id": a, "container_id": b, "containment": c, "source": method} for a, b, c in batch]
                 insert_new(conn, Containment.__table__, rows)
 
     def duplicate_clusters(self, method: str) -> list[DuplicateClusterRow]:

@@ -3,7 +3,7 @@ page facts and host links mirror detection reads."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, cast
 
 from sqlalchemy import delete, insert, select
@@ -44,15 +44,19 @@ class MirrorTables(Tables):
         )
         return cast(list[list[MirrorClusterMember]], members_by_cluster(rows, "canonical"))
 
-    def page_facts(self) -> list[PageFacts]:
-        """Per page: host, URL, path, outcome, host IP and sketch bytes (None when not HTML)."""
+    def page_fact_batches(self) -> Iterator[list[PageFacts]]:
+        """Per page in page order, a batch at a time: host, URL, path, outcome, host IP and
+        sketch bytes (None when not HTML)."""
+        columns = (Host.name.label("host"), Host.ip, Page.url, Page.path, Page.outcome, Sketch.data)
         query = (
-            select(Host.name.label("host"), Host.ip, Page.url, Page.path, Page.outcome, Sketch.data)
+            select(*columns)
             .join(Host, Host.id == Page.host_id)
             .outerjoin(Sketch, Sketch.page_id == Page.id)
             .order_by(Page.id)
         )
-        return cast(list[PageFacts], self._dicts(query))
+        names = [c.key for c in columns]
+        for rows in self._batches(query):
+            yield cast(list[PageFacts], [dict(zip(names, row)) for row in rows])
 
     def host_links(self) -> list[tuple[str, str | None, str]]:
         """Distinct (source host, target host, target URL) of every stored link."""

@@ -14,6 +14,8 @@ from sqlalchemy.dialects import postgresql, sqlite
 IN_LIST_SIZE = 500
 #: Rows a streamed read fetches at a time, so that millions of rows are never held at once.
 STREAM_BATCH = 10_000
+#: Rows one INSERT of a bulk write sends: its parameters are built a batch at a time.
+WRITE_BATCH = 10_000
 
 Item = TypeVar("Item")
 
@@ -77,6 +79,10 @@ def members_by_cluster(rows: Iterable[tuple[int, str, Any]], flag: str) -> list[
 class Tables:
     """One part of the store: the statements on some of its tables, over one engine."""
 
+    #: Rows a batched read fetches and a bulk write sends at a time (tests make them small).
+    stream_batch = STREAM_BATCH
+    write_batch = WRITE_BATCH
+
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
 
@@ -90,8 +96,14 @@ class Tables:
             return [tuple(r) for r in conn.execute(query)]
 
     def _stream(self, query: Executable) -> Iterator[tuple[Any, ...]]:
-        """The rows of ``query`` as tuples, fetched :data:`STREAM_BATCH` at a time."""
+        """The rows of ``query`` as tuples, fetched ``stream_batch`` at a time."""
+        for batch in self._batches(query):
+            yield from batch
+
+    def _batches(self, query: Executable) -> Iterator[list[tuple[Any, ...]]]:
+        """The rows of ``query`` as lists of at most ``stream_batch`` tuples, fetched a
+        list at a time (a server-side cursor on PostgreSQL, ``fetchmany`` on SQLite)."""
         with self.engine.connect() as conn:
-            for row in conn.execution_options(yield_per=STREAM_BATCH).execute(query):
-                yield tuple(row)
+            for rows in conn.execution_options(yield_per=self.stream_batch).execute(query).partitions():
+                yield [tuple(row) for row in rows]
 

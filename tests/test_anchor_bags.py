@@ -148,6 +148,11 @@ def test_bag_is_multiset_union_of_fragments_plus_latest_title() -> None:
     some = builder.bags([9, 7, 12])
     assert some.bag_ids.tolist() == [7, 9, 12]
     assert some.sizes.tolist() == [5, 0, 0]
+    # A title set after bags were read replaces the one those reads saw.
+    builder.add_title(9, "Beginners")
+    builder.add_title(7, "Tutorial")
+    assert words_of(builder, builder.bags([7, 9]), 9) == {"beginners": 1}
+    assert words_of(builder, builder.bags([7]), 7) == {"read": 1, "python": 1, "tutorial": 3, "online": 1, "beginners": 1}
 
 
 # --- CSR construction ---------------------------------------------------------------------

@@ -59,7 +59,7 @@ def test_every_read_returns_its_declared_row_type(db_url: str) -> None:
         (store.containment_pairs(), rows.ContainmentRow),
         (store.mirror_pairs(), rows.MirrorPairRow),
         (store.mirror_clusters()[0], rows.MirrorClusterMember),
-        (store.page_facts(), rows.PageFacts),
+        ([row for batch in store.page_fact_batches() for row in batch], rows.PageFacts),
         (store.host_verdicts(), rows.HostVerdictRow),
         ([store.anchor_signature("http://a.test/")], rows.AnchorSignatureRow),
         (store.anchor_pairs(), rows.AnchorPairRow),
