@@ -112,10 +112,9 @@ class CrawlSampler:
             row["store_pending"] = len(store.pending)
         if (anchors := pipelines.get("AnchorBagPipeline")) is not None:
             row["anchor_sending"] = len(anchors.sending)
-        for name in ("SketchPipeline", "SpamScorePipeline"):
-            if (batch := pipelines.get(name)) is not None:
-                row[f"{name}_pending"] = len(batch.pending)
-                row[f"{name}_running"] = len(batch.running)
+        if (sketches := pipelines.get("SketchPipeline")) is not None:
+            row["sketch_pending"] = len(sketches.pending)
+            row["sketch_running"] = len(sketches.running)
         robots = [m for m in self.crawler.engine.downloader.middleware.middlewares if hasattr(m, "_parsers")]
         if robots:
             row["robots_pending"] = sum(isinstance(p, defer.Deferred) for p in robots[0]._parsers.values())

@@ -5,6 +5,7 @@ Every value carries the reason it has. Override any of them with ``-s NAME=VALUE
 and range of each numeric and boolean one, checked before the crawl starts.
 """
 
+import os
 from importlib.metadata import PackageNotFoundError, version
 
 from mirrorscope.detectors.budget import BudgetPolicy
@@ -143,6 +144,13 @@ ANCHOR_WINDOW = 8
 # index) has 20,782; a link costs ~500 bytes held and stored, so no page costs more than
 # ~12 MB of links however it is made (a 7.5 MB page of adjacent links has 214,000).
 LINKS_PER_PAGE_MAX = 25_000
+
+# --- parsing (crawler/page_analysis.py) -------------------------------------------------
+# Worker processes that parse pages, read their links and measure their spam features.
+# On the reactor's thread the parse was half its CPU and stalled every download while it
+# ran (docs/MEASUREMENTS.md); one process per core lets the crawl use every core.
+# 0 parses on the reactor's thread.
+PARSE_PROCESSES = os.cpu_count() or 1
 
 # --- anchor bags during the crawl (crawler/anchor_bags.py; Haveliwala, Gionis & Indyk 2000) --
 # Keep every linked URL's anchor bag (anchor text, ANCHOR_WINDOW words either side, its
