@@ -29,7 +29,9 @@ Figures per crawl:
   ``getrusage``) per page answered;
 - ``parse_ms_per_page``: the median time of ``lxml.html.fromstring`` over the bodies of
   the HTML pages ours fetched (the same bodies, from the world);
-- which URLs each crawl fetched: the sets of (host, path) in the server's log, compared.
+- which URLs each crawl fetched: the sets of (host, path) in the server's log, compared;
+- where ours waited: its queues sampled every 0.5 s (``CRAWL_SAMPLE_FILE``,
+  ``crawler/diagnostics.py``), as shares of the crawl's time (:func:`waits`).
 
 Medians over ``--runs``; the machine's load average is printed with every crawl.
 ``--ablations`` also runs, on the link-heavy world, ours without sketches, without the
@@ -67,6 +69,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from mirrorscope.sandbox import SandboxServer, World, build_linkheavy_world, build_real_world  # noqa: E402
+from mirrorscope.settings import CRAWL_SAMPLE_INTERVAL  # noqa: E402
 
 #: One host in the link-heavy world: the per-host limit is the crawl's concurrency.
 LINKHEAVY_PER_HOST = 8
@@ -151,13 +154,34 @@ def figures(log: list[tuple[float, str, str]], cpu: float, samples: list[tuple[f
     }
 
 
+def waits(samples: list[dict[str, Any]], interval: float) -> dict[str, float]:
+    """Shares of a crawl's samples (time) in each state of waiting: the reactor blocked (a
+    sample more than twice late), nothing in flight, one or two hosts in flight with
+    requests queued (politeness and the depth barrier), AutoThrottle delaying a busy host
+    by more than 0.1 s, the store writer's backlog full, the anchor sender busy, robots.txt
+    files pending."""
+    n = max(1, len(samples))
+    late = sum(b["t"] - a["t"] > 2 * interval for a, b in zip(samples, samples[1:]))
+    return {
+        "reactor_blocked": late / n,
+        "none_in_flight": sum(not r["in_flight"] for r in samples) / n,
+        "few_hosts_queued": sum(0 < len(r["in_flight"]) <= 2 and r["scheduled"] > 0 for r in samples) / n,
+        "throttled": sum(any(d > 0.1 for d in r["delays"].values()) for r in samples) / n,
+        "store_full": sum(r.get("store_batches", 0) >= 2 for r in samples) / n,
+        "anchors_busy": sum(r.get("anchor_sending", 0) > 0 for r in samples) / n,
+        "robots_pending": sum(r.get("robots_pending", 0) > 0 for r in samples) / n,
+        "mean_in_flight": sum(sum(r["in_flight"].values()) for r in samples) / n,
+    }
+
+
 def crawl_ours(world_dir: Path, server: SandboxServer, max_pages: int, per_host: int | None, *extra: str) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="crawl-ours-") as tmp:
         db = Path(tmp, "store.db")
+        sampled = Path(tmp, "samples.jsonl")
         command = [
             sys.executable, "-m", "scrapy", "crawl", "web", "-a", f"seeds={world_dir / 'seeds.txt'}", "-a", f"max_pages={max_pages}",
             "-s", f"HOSTS_FILE={world_dir / 'hosts'}", "-s", "ALLOW_PRIVATE_ADDRESSES=True", "-s", "RESOLVE_ONLY_HOSTS_FILE=True",
-            "-s", f"DATABASE_URL=sqlite:///{db}", "-s", "LOG_LEVEL=WARNING",
+            "-s", f"DATABASE_URL=sqlite:///{db}", "-s", "LOG_LEVEL=WARNING", "-s", f"CRAWL_SAMPLE_FILE={sampled}",
             *(("-s", f"CONCURRENT_REQUESTS_PER_DOMAIN={per_host}") if per_host else ()), *extra,
         ]
         server.reset_stats()
@@ -165,7 +189,8 @@ def crawl_ours(world_dir: Path, server: SandboxServer, max_pages: int, per_host:
         log = server.request_log()
         with sqlite3.connect(db) as conn:
             stats = json.loads(conn.execute("SELECT stats FROM crawl_runs ORDER BY id DESC LIMIT 1").fetchone()[0])
-    return figures(log, cpu, samples, stats) | {"urls": {(host, path) for _, host, path in log if path != "/robots.txt"}}
+        waited = waits([json.loads(row) for row in sampled.read_text().splitlines()], CRAWL_SAMPLE_INTERVAL)
+    return figures(log, cpu, samples, stats) | {"urls": {(host, path) for _, host, path in log if path != "/robots.txt"}, "waits": waited}
 
 
 def crawl_baseline(world_dir: Path, server: SandboxServer, max_pages: int, per_host: int | None, mode: str) -> dict[str, Any]:
@@ -202,6 +227,8 @@ def compare_urls(name: str, ours: set, other: set) -> None:
 
 
 def show(label: str, run: int, result: dict[str, Any]) -> None:
+    if "waits" in result:
+        print(f"run {run}: ours waited: " + ", ".join(f"{k} {v:.2f}" for k, v in result["waits"].items()), flush=True)
     print(f"run {run}: {label:10s} {result['pages_s']:7.1f} pages/s by the server's log, {result['scrapy_pages_s']:7.1f} by Scrapy's stats; "
           f"{result['pages']} pages + {result['robots']} robots.txt; CPU {result['cpu_s']:.1f} s, {result['cpu_ms_per_page']:.2f} ms/page, "
           f"{result['cpu_cores_busy']:.2f} cores busy in steady state; load average {result['load']:.2f}", flush=True)

@@ -26,6 +26,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
 
+from mirrorscope.crawler.anchor_worker import leave_with_the_crawl
 from mirrorscope.crawler.hosts import normalize_url, url_host
 from mirrorscope.detectors.canonical import CanonicalDocument, canonical_document
 from mirrorscope.detectors.spam_content import PageFeatures, page_features
@@ -130,8 +131,9 @@ class PageAnalyser:
     def _pool(self) -> ProcessPoolExecutor | None:
         if not self.processes:
             return None
-        # spawn: the crawl's process has threads (the store's, the sketches'), which fork does not copy safely.
-        return ProcessPoolExecutor(self.processes, mp_context=multiprocessing.get_context("spawn"))
+        # spawn: the crawl's process has threads (the store's, the sketches'), which fork does
+        # not copy safely. A pool's workers do not notice a killed parent; the watch ends them.
+        return ProcessPoolExecutor(self.processes, mp_context=multiprocessing.get_context("spawn"), initializer=leave_with_the_crawl)
 
     async def analyse(self, html: str, url: str) -> PageAnalysis:
         if self.pool is None:
