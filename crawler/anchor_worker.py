@@ -28,8 +28,9 @@ from mirrorscope.storage.store import Store
 __all__ = ["maintain_bags"]
 
 
-def _leave_with_the_crawl() -> None:
-    """In a worker process, end the process as soon as the crawl's process is gone.
+def leave_with_the_crawl() -> None:
+    """In a worker process (the anchor-bag worker, the page parsers), end the process as
+    soon as the crawl's process is gone.
 
     A crawl killed with SIGKILL never sends ``close``, and the worker may then be blocked
     anywhere: in a store write, or half-way through a message whose rest never comes (the
@@ -101,7 +102,7 @@ def maintain_bags(
     opened) first rebuilds the bags of what the store held then; the pages stored since
     arrive as messages and are not counted twice.
     """
-    _leave_with_the_crawl()
+    leave_with_the_crawl()
     store = None
     try:
         store = Store(database_url, migrate=False)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from mirrorscope.detectors.canonical import CanonicalDocument
 from mirrorscope.detectors.sketch import DocumentSketch
+from mirrorscope.detectors.spam_content import PageFeatures
 from mirrorscope.storage.records import PageRecord
 
 
@@ -20,6 +20,6 @@ class PageItem:
     tokens: list[str] | None = None
     sketch: DocumentSketch | None = None
     outlinks: list[tuple[str, int]] = field(default_factory=list)
-    #: (the parsed page, its HTML's length in characters) for the page's spam score;
-    #: dropped once scored.
-    spam_input: tuple[CanonicalDocument, int] | None = None
+    #: (the page's content features or None, why they could not be measured, its word
+    #: count) for the page's spam score (``crawler.page_analysis``); dropped once scored.
+    spam_input: tuple[PageFeatures | None, str | None, int] | None = None

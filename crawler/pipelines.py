@@ -14,7 +14,7 @@ from mirrorscope.crawler.backlog import Backlog
 from mirrorscope.crawler.context import CrawlContext
 from mirrorscope.crawler.items import PageItem
 from mirrorscope.detectors.lsh import LSHIndex
-from mirrorscope.detectors.spam import page_features, page_verdict
+from mirrorscope.detectors.spam import page_verdict
 from mirrorscope.detectors.sketch import DocumentSketch, SketchParams, containment_mod_m, resemblance_min_s, sketch_many
 from mirrorscope.jobs.mirrors import supersedes
 from mirrorscope.storage.records import PageRecord, SketchRecord, WriteResult
@@ -138,39 +138,38 @@ class SketchPipeline(BatchThreadPipeline):
             item.tokens = None
 
 
-class SpamScorePipeline(BatchThreadPipeline):
+class SpamScorePipeline:
     """Scores every HTML page for spam (``detectors.spam.page_verdict``: keyword stuffing,
     hidden text, doorways, stuffed titles and anchors, ...) and records the score and its
-    reasons on the page. The markup pass over the page's tree (styles, hidden text) costs
-    about a millisecond a page (more for pages of a thousand links), so it runs in
-    batches on a thread of its own like the sketches (``SKETCH_BATCH_SIZE``, ``SKETCH_BATCH_INTERVAL``). Runs before
-    the sketch pipeline, which consumes the tokens.
+    reasons on the page. The page's features, the markup pass over its tree included,
+    were measured where it was parsed (``crawler.page_analysis``, in a worker process);
+    the verdict from them is a few comparisons. Runs before the sketch pipeline, as the
+    spam pipeline's host verdicts read the scores.
     """
-
-    thread_name = "mirrorscope-spam"
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "SpamScorePipeline":
-        settings = crawler.settings
-        # The spider hands each page's parse over only when someone scores it.
+        # The spider measures each page's features only when someone scores them.
         CrawlContext.of(crawler).spam_scoring = True
-        return cls(settings.getint("SKETCH_BATCH_SIZE"), settings.getfloat("SKETCH_BATCH_INTERVAL"))
+        return cls()
 
-    def wants(self, item: PageItem) -> bool:
-        return item.spam_input is not None
-
-    def work(self, items: list[PageItem]) -> None:
-        for item in items:
-            doc, html_chars = item.spam_input  # type: ignore[misc]
-            item.spam_input = None
-            try:
-                verdict = page_verdict(page_features(doc, html_chars))
-            except Exception:
-                logger.exception("could not score %s for spam; stored without a score", item.record.url)
-                continue
-            item.record.spam_score = verdict.score
-            item.record.spam_reasons = verdict.messages
-            item.record.word_count = len(doc.tokens)
+    def process_item(self, item: Any) -> Any:
+        if not isinstance(item, PageItem) or item.spam_input is None:
+            return item
+        (features, error, words), item.spam_input = item.spam_input, None
+        record = item.record
+        if features is None:
+            logger.error("could not score %s for spam; stored without a score: %s", record.url, error)
+            return item
+        try:
+            verdict = page_verdict(features)
+        except Exception:
+            logger.exception("could not score %s for spam; stored without a score", record.url)
+            return item
+        record.spam_score = verdict.score
+        record.spam_reasons = verdict.messages
+        record.word_count = words
+        return item
 
 
 class DuplicatePipeline:

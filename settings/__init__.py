@@ -5,6 +5,7 @@ Every value carries the reason it has. Override any of them with ``-s NAME=VALUE
 and range of each numeric and boolean one, checked before the crawl starts.
 """
 
+import os
 from importlib.metadata import PackageNotFoundError, version
 
 from mirrorscope.detectors.budget import BudgetPolicy
@@ -71,6 +72,11 @@ URL_MAX_LENGTH = 2048
 # --- politeness ------------------------------------------------------------------------
 ROBOTSTXT_OBEY = True
 CONCURRENT_REQUESTS = 32
+# Items and requests of one response processed at once. Scrapy starts this many asyncio
+# tasks for every response's output (100 by default), and a page yields one item (its
+# redirects a few more): on the real-page world those tasks were a sixth of the
+# reactor's CPU (docs/MEASUREMENTS.md, "Crawl throughput on real pages").
+CONCURRENT_ITEMS = 4
 CONCURRENT_REQUESTS_PER_DOMAIN = 2
 # Scrapy's own downloader does not enforce the line above under the asyncio reactor
 # (see crawler/downloader.py); this one does.
@@ -139,6 +145,13 @@ ANCHOR_WINDOW = 8
 # ~12 MB of links however it is made (a 7.5 MB page of adjacent links has 214,000).
 LINKS_PER_PAGE_MAX = 25_000
 
+# --- parsing (crawler/page_analysis.py) -------------------------------------------------
+# Worker processes that parse pages, read their links and measure their spam features.
+# On the reactor's thread the parse was half its CPU and stalled every download while it
+# ran (docs/MEASUREMENTS.md); one process per core lets the crawl use every core.
+# 0 parses on the reactor's thread.
+PARSE_PROCESSES = os.cpu_count() or 1
+
 # --- anchor bags during the crawl (crawler/anchor_bags.py; Haveliwala, Gionis & Indyk 2000) --
 # Keep every linked URL's anchor bag (anchor text, ANCHOR_WINDOW words either side, its
 # title) up to date as links arrive and store the MH signatures of the bags that changed,
@@ -205,6 +218,11 @@ FRONTIER_DOMAIN_QUEUE_CAP = 2000
 # With JOBDIR, host queues live on disk, hashed into this many files per depth: one file
 # per domain would exhaust the open-file limit on a crawl of many thousand domains.
 FRONTIER_DISK_SLOTS = 64
+# Depth levels past the shallowest the queue may pop from when every host queued at the
+# levels before has CONCURRENT_REQUESTS_PER_DOMAIN requests in the downloader: the last
+# hosts of a level then no longer hold the whole crawl at two requests in flight (the
+# BFS depth barrier), and no host runs more than this many levels ahead of the crawl.
+FRONTIER_DEPTH_LOOKAHEAD = 2
 # Fetches a host, a registrable domain and an IP may have before any in-link from another
 # domain (each such domain adds FRONTIER_BUDGET_PER_INLINK_DOMAIN). Seeds have no limit.
 # The sizes and their reasons are in detectors/budget.py (BudgetPolicy).
@@ -269,10 +287,19 @@ ITEM_PIPELINES = {
 }
 EXTENSIONS = {
     "scrapy.extensions.telnet.TelnetConsole": None,
+    # Off unless CRAWL_SAMPLE_FILE is set: the crawl's queues sampled over time.
+    "mirrorscope.crawler.diagnostics.CrawlSampler": 10,
     # The crawl's shared state (store, run, hosts file, frontier policy, spam monitor,
     # store writer): every mirrorscope component finds it here.
     "mirrorscope.crawler.context.CrawlContext": 0,
 }
+
+# --- diagnostics (crawler/diagnostics.py) ----------------------------------------------
+# A file to write the crawl's queues, backlogs and CPU seconds to, one JSON line per
+# sample (benchmarks/crawl.py reads it); None builds no sampler.
+CRAWL_SAMPLE_FILE = None
+# Seconds between samples: fine enough to see a stall of a second.
+CRAWL_SAMPLE_INTERVAL = 0.5
 
 LOG_LEVEL = "INFO"
 FEED_EXPORT_ENCODING = "utf-8"

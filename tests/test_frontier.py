@@ -5,6 +5,7 @@ from __future__ import annotations
 import collections
 import itertools
 import random
+import types
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -232,6 +233,29 @@ def test_breadth_first_by_depth_across_hosts() -> None:
         queue.push(request("late.example", r.url.split("/", 3)[-1], 5))
     queue.push(request("late.example", "/seed", 0))
     assert queue.peek().url == "http://late.example/seed" == queue.pop().url
+
+
+def test_a_host_with_its_share_in_the_downloader_waits_and_others_take_the_turn() -> None:
+    """The queue pops only what the downloader can send (CONCURRENT_REQUESTS_PER_DOMAIN
+    2): a busy host's requests stay queued, the next domain or a level within
+    FRONTIER_DEPTH_LOOKAHEAD (1 here) goes instead, and nothing when all are busy."""
+    crawler = crawler_with(CONCURRENT_REQUESTS_PER_DOMAIN=2, FRONTIER_DEPTH_LOOKAHEAD=1)
+    downloader = types.SimpleNamespace(active=set())
+    crawler.engine = types.SimpleNamespace(downloader=downloader)
+    queue = memory_queue(crawler)
+    for n in range(4):
+        queue.push(request("busy.example", f"/{n}", 1))
+    queue.push(request("free.example", "/a", 2))
+    queue.push(request("free.example", "/b", 2))
+    queue.push(request("deep.example", "/a", 3))
+    downloader.active.update(request("busy.example", f"/in-flight/{n}", 1) for n in range(2))
+    assert queue.pop().url == "http://free.example/a"
+    downloader.active.add(request("free.example", "/a", 2))
+    downloader.active.add(request("free.example", "/c", 2))
+    assert queue.pop() is None and len(queue) == 6  # deep.example is two levels past the shallowest
+    downloader.active.clear()
+    popped = [r.url for r in drain(queue)]
+    assert popped == [f"http://busy.example/{n}" for n in range(4)] + ["http://free.example/b", "http://deep.example/a"]
 
 
 def test_a_wide_host_gets_one_turn_per_round_within_a_depth() -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from mirrorscope.crawler.page_analysis import AnalysisOptions, page_links
 from mirrorscope.crawler.spiders.web import WebSpider
 from mirrorscope.detectors.canonical import LINK_TEXT_MAX_CHARS, MAX_WORD_CHARS, canonical_document, tokenize
 from mirrorscope.sandbox import SandboxServer, World, build_torture_world
@@ -34,8 +35,18 @@ def _spider(**settings: int) -> WebSpider:
     return WebSpider.from_crawler(project_crawler(**settings), seeds=f"http://{PAGES}/")
 
 
+def _options(spider: WebSpider) -> AnalysisOptions:
+    settings = spider.crawler.settings
+    return AnalysisOptions(settings.getint("ANCHOR_WINDOW"), spider.url_max_length, spider.links_max)
+
+
+def _links(spider: WebSpider, html: bytes | str) -> tuple[list, int]:
+    """The page's links and anchors left unread, as the spider's analysis reads them."""
+    return page_links(canonical_document(html), f"http://{PAGES}/anchors.html", _options(spider))
+
+
 def _link_bytes(spider: WebSpider, html: bytes) -> int:
-    links, _ = spider._links(canonical_document(html), f"http://{PAGES}/anchors.html")
+    links, _ = _links(spider, html)
     return sum(len(link.target_url) + len(link.anchor) + len(link.before) + len(link.after) for link in links)
 
 
@@ -58,7 +69,7 @@ def test_link_records_grow_linearly_with_the_page() -> None:
 
 
 def test_link_texts_hold_whole_words_within_link_text_max_chars() -> None:
-    links, _ = _spider()._links(canonical_document(adjacent_anchors(100_000)), f"http://{PAGES}/anchors.html")
+    links, _ = _links(_spider(), adjacent_anchors(100_000))
     assert len(links) > 3000
     for link in links:
         assert max(len(link.anchor), len(link.before), len(link.after)) <= LINK_TEXT_MAX_CHARS
@@ -78,12 +89,12 @@ def test_nested_anchors_each_keep_their_first_words_only() -> None:
 def test_parse_and_links_memory_grows_linearly_with_the_page() -> None:
     spider = _spider()
     # Once first, so that the URL caches of crawler/hosts.py hold both pages' links already.
-    spider._links(canonical_document(adjacent_anchors(200_000)), f"http://{PAGES}/anchors.html")
+    _links(spider, adjacent_anchors(200_000))
     peaks = []
     for size in (100_000, 200_000):
         html = adjacent_anchors(size)
         tracemalloc.start()
-        spider._links(canonical_document(html), f"http://{PAGES}/anchors.html")
+        _links(spider, html)
         peaks.append(tracemalloc.get_traced_memory()[1])
         tracemalloc.stop()
     # Twice the page, about twice the peak (~14 bytes a page byte); quadratic: four times.
@@ -93,8 +104,9 @@ def test_parse_and_links_memory_grows_linearly_with_the_page() -> None:
 def test_links_past_links_per_page_max_are_not_read_but_counted_and_said() -> None:
     spider = _spider(LINKS_PER_PAGE_MAX=100)
     doc = canonical_document(adjacent_anchors(20_000))
-    links, note = spider._links(doc, f"http://{PAGES}/anchors.html")
-    unread = len(doc.anchors) - 100
+    links, unread = page_links(doc, f"http://{PAGES}/anchors.html", _options(spider))
+    note = spider._truncated(f"http://{PAGES}/anchors.html", unread)
+    assert unread == len(doc.anchors) - 100
     assert len(links) == 100 and [link.target_url.rsplit("/", 1)[1] for link in links[:2]] == ["0.html", "1.html"]
     assert note == f"links truncated: {unread} anchors past LINKS_PER_PAGE_MAX (100) not read"
     assert spider.crawler.stats.get_value("mirrorscope/links_truncated") == unread

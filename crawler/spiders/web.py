@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import re
 from collections.abc import AsyncIterator, Iterator
 from datetime import datetime, timezone
 from functools import cached_property
@@ -44,16 +43,16 @@ from twisted.python.failure import Failure
 from twisted.web._newclient import ResponseFailed, ResponseNeverReceived
 
 from mirrorscope.crawler.context import CrawlContext, CrawlSetupError
-from mirrorscope.crawler.hosts import HostsFileError, host_key, normalize_url, read_hosts_file, registrable_domain, url_host
+from mirrorscope.crawler.hosts import HostsFileError, host_key, normalize_url, read_hosts_file, registrable_domain
 from mirrorscope.crawler.items import PageItem
 from mirrorscope.crawler.middlewares import RedirectRefused, RefusedRequest
+from mirrorscope.crawler.page_analysis import AnalysisOptions, PageAnalyser
 from mirrorscope.crawler.resolver import REFUSED
 from mirrorscope.detectors.boilerplate import BoilerplateFilter
-from mirrorscope.detectors.canonical import CanonicalDocument, canonical_document
 from mirrorscope.detectors.spam import SPAM_SCORE
 from mirrorscope.settings.ranges import SettingsError, check_settings
 from mirrorscope.storage.db import StoreError, resolve_database_url
-from mirrorscope.storage.records import LinkRecord, PageRecord
+from mirrorscope.storage.records import PageRecord
 from mirrorscope.storage.storable import is_cut
 from mirrorscope.storage.store import Store
 
@@ -161,15 +160,6 @@ def _looks_binary(body: bytes) -> bool:
     return controls > len(head) * 0.05
 
 
-_REFRESH_URL = re.compile(r"""url\s*=\s*['"]?\s*([^'"\s>]+)""", re.IGNORECASE)
-
-
-def _refresh_target(content: str | None) -> str | None:
-    """The URL of a ``<meta http-equiv="refresh" content="5; url=...">``, if it names one."""
-    match = _REFRESH_URL.search(content) if content else None
-    return match.group(1) if match else None
-
-
 def body_fingerprint(body: bytes) -> int:
     """64-bit fingerprint of the raw body (byte-identical pages share it)."""
     return int.from_bytes(hashlib.blake2b(body, digest_size=8).digest(), "big")
@@ -223,7 +213,6 @@ class WebSpider(Spider):
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> "WebSpider":
         spider = super().from_crawler(crawler, *args, **kwargs)
         settings = crawler.settings
-        spider.window = settings.getint("ANCHOR_WINDOW")
         spider.boilerplate = BoilerplateFilter() if settings.getbool("BOILERPLATE_REMOVAL") else None
         spider.depth_limit = settings.getint("DEPTH_LIMIT")
         spider.url_max_length = settings.getint("URL_MAX_LENGTH")
@@ -231,6 +220,17 @@ class WebSpider(Spider):
         spider.maxsize = settings.getint("DOWNLOAD_MAXSIZE")
         crawler.signals.connect(spider.body_received, signal=signals.bytes_received)
         return spider
+
+    @cached_property
+    def analyser(self) -> PageAnalyser:
+        """Parses pages in ``PARSE_PROCESSES`` worker processes (``crawler.page_analysis``);
+        built at the first page, once the pipelines have said whether they score spam."""
+        settings = self.crawler.settings
+        options = AnalysisOptions(
+            window=settings.getint("ANCHOR_WINDOW"), url_max_length=self.url_max_length, links_max=self.links_max,
+            spam=self.context.spam_scoring, blocks=self.boilerplate is not None,
+        )
+        return PageAnalyser(settings.getint("PARSE_PROCESSES"), options, self.crawler.stats)
 
     # -- the run and its recovery -----------------------------------------------------
 
@@ -296,6 +296,8 @@ class WebSpider(Spider):
         return self.store.unfetched_targets(self.run_id, from_duplicates=settings.getbool("EXPAND_DUPLICATES"), spam_below=spam)
 
     def closed(self, reason: str) -> None:
+        if "analyser" in self.__dict__:
+            self.analyser.close()
         if self.context.finished:
             self.store.close()
             return
@@ -361,14 +363,15 @@ class WebSpider(Spider):
             registrable_domain=registrable_domain(hostname), **fields,
         )
 
-    def parse(self, response: Response) -> Iterator[Any]:
+    async def parse(self, response: Response) -> AsyncIterator[Any]:
         depth = response.meta.get("depth", 0)
         url = normalize_url("", response.url) or response.url
         chain = [normalize_url("", u) or u for u in response.meta.get("redirect_urls", [])]
         # A redirect to a URL the spider has a request of its own for (or has recorded):
         # that request records it; a second record would count the page twice.
         known = bool(chain) and url not in chain and url in self.seen
-        yield from self._redirect_sources(response.meta, chain, depth, url)
+        for item in self._redirect_sources(response.meta, chain, depth, url):
+            yield item
         if known:
             self.crawler.stats.inc_value("mirrorscope/redirects_to_known_urls")
             return
@@ -384,8 +387,8 @@ class WebSpider(Spider):
             yield PageItem(self._record(url, depth, outcome, **fields))
             return
         html = response.text  # type: ignore[attr-defined]
-        doc = canonical_document(html)
-        if doc.unparsed:
+        page = await self.analyser.analyse(html, url)
+        if page.unparsed:
             # Text the parser could not read is not an empty page: its words and links
             # would be silently missing from every detector.
             error = "the HTML parser found no text in a body that has some"
@@ -393,18 +396,21 @@ class WebSpider(Spider):
             self.crawler.stats.inc_value("mirrorscope/outcome/unparsed")
             yield PageItem(self._record(url, depth, "unparsed", error=error, **fields))
             return
-        record = self._record(url, depth, outcome, title=doc.title[:1000] or None, **fields)
-        record.links, record.error = self._links(doc, url)
+        record = self._record(url, depth, outcome, title=page.title[:1000] or None, **fields)
+        record.links, record.error = page.links or [], self._truncated(url, page.unread)
         outlinks = (link.target_url for link in record.links)
         pending = [(target, depth + 1) for target in dict.fromkeys(outlinks) if target not in self.seen and self._follows(target, depth + 1)]
-        yield from self._too_long([target for target, _ in pending if is_cut(target)], depth + 1)
+        for item in self._too_long([target for target, _ in pending if is_cut(target)], depth + 1):
+            yield item
         pending = [(target, d) for target, d in pending if target not in self.seen]
         if not self.context.outlinks_deferred:
-            yield from filter(None, (self._request(u, d) for u, d in pending))
+            for request in filter(None, (self._request(u, d) for u, d in pending)):
+                yield request
             pending = []
-        tokens = self.boilerplate.filter(record.host, doc.blocks()) if self.boilerplate else doc.tokens
+        tokens = self.boilerplate.filter(record.host, page.blocks) if self.boilerplate else page.tokens
+        spam = (page.features, page.spam_error, len(page.tokens or ())) if self.context.spam_scoring else None
         # Otherwise scheduled by the duplicate pipeline once the page is known not to be one.
-        yield PageItem(record, tokens, outlinks=pending, spam_input=(doc, len(html)) if self.context.spam_scoring else None)
+        yield PageItem(record, tokens, outlinks=pending, spam_input=spam)
 
     def _too_long(self, urls: list[str], depth: int) -> Iterator[PageItem]:
         """Link targets longer than ``URL_MAX_LENGTH``, in the cut form their links hold:
@@ -414,31 +420,6 @@ class WebSpider(Spider):
             self.seen.add(url)
             self.crawler.stats.inc_value("mirrorscope/outcome/url-too-long")
             yield PageItem(self._record(url, depth, "url-too-long", error=error))
-
-    def _links(self, doc: CanonicalDocument, url: str) -> tuple[list[LinkRecord], str | None]:
-        """Every link of the page with its anchor text and the words either side, then
-        its meta refresh's target as a link: the page itself is kept (a doorway's words
-        are the evidence against it) and where it sends browsers is followed. Past
-        ``LINKS_PER_PAGE_MAX`` links the page's anchors are not read: counted, and said
-        in the second value (the page's error)."""
-        base = (normalize_url(url, doc.base_href) if doc.base_href else url) or url
-        anchors, targets, read = [], [], 0
-        for anchor in doc.anchors:
-            if len(targets) == self.links_max:
-                break
-            read += 1
-            target = normalize_url(base, anchor.href, self.url_max_length)
-            if target is not None:
-                anchors.append(anchor)
-                targets.append(target)
-        links = [
-            LinkRecord(target_url=target, target_host=url_host(target), anchor=text, before=before, after=after)
-            for target, (text, before, after) in zip(targets, doc.link_texts(anchors, self.window))
-        ]
-        refresh = _refresh_target(doc.meta_refresh)
-        if refresh is not None and (target := normalize_url(base, refresh, self.url_max_length)) is not None:
-            links.append(LinkRecord(target_url=target, target_host=url_host(target), anchor="", before="", after=""))
-        return links, self._truncated(url, len(doc.anchors) - read)
 
     def _truncated(self, url: str, unread: int) -> str | None:
         if not unread:
