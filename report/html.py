@@ -89,7 +89,7 @@ def cluster_graphs(report: dict[str, Any]) -> list[dict[str, Any]]:
             "number": number,
             "nodes": [{"url": url, "label": root_label(url), "canonical": i == 0, "x": position[url][0], "y": position[url][1]}
                       for i, url in enumerate(cluster)],
-            "edges": [{"pair": index, "style": _edge_style(m), "a": position[m["a"]], "b": position[m["b"]],
+            "edges": [{"pair": index, "style": _edge_style(m), "url_a": m["a"], "url_b": m["b"], "a": position[m["a"]], "b": position[m["b"]],
                        "title": f"{root_label(m['a'])} \u2194 {root_label(m['b'])}: {m['level']}"}
                       for index, m in cluster_edges],
         })

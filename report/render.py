@@ -58,12 +58,6 @@ def add_text_column(table: Table, header: str, max_width: int | None = None) -> 
     table.add_column(header, overflow="ellipsis", min_width=len(header), max_width=max_width)
 
 
-def line(text: str) -> Text:
-    """One printed line of words: wrapped between them, a word longer than the console
-    cut with an ellipsis."""
-    return Text(text, overflow="ellipsis")
-
-
 def render_json(report: dict[str, Any]) -> str:
     return json.dumps(report, indent=2, sort_keys=False, ensure_ascii=True) + "\n"
 
@@ -174,8 +168,12 @@ def render_mirrors_table(report: dict[str, Any], console: Console) -> None:
         checked = "inferred" if m["inferred"] else f"{m['paths_matched']}/{m['paths_checked']}"
         table.add_row(Text(f"{safe_text(m['a'])}\n{safe_text(m['b'])}"), safe_text(m["level"]), f"{m['score']:.2f}", checked, Text(fired))
     console.print(table)
+    clusters = Table(title="Mirror clusters", title_justify="left")
+    add_value_column(clusters, "cluster")
+    add_name_column(clusters, "roots, the canonical first")
     for number, cluster in enumerate(report.get("mirror_clusters", []), 1):
-        console.print(line(f"mirror cluster {number}: " + ", ".join(safe_text(u) for u in cluster) + " (first: canonical)"))
+        clusters.add_row(str(number), Text("\n".join(safe_text(u) for u in cluster)))
+    console.print(clusters)
 
 
 def render_similar_table(report: dict[str, Any], console: Console) -> None:
