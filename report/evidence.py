@@ -14,7 +14,7 @@ judged anew here:
 * per spam host, its pages of highest spam score and the anchors of links to it;
 * per trap, the URLs on it that stored pages link to and the crawl did not fetch, with
   the trap rules each breaks (``detectors.traps.url_trap_reasons``);
-* similar URLs by anchor bags, for the URLs with the most similar pairs.
+* similar URLs by anchor bags, for the first pages fetched (nearest the seeds).
 
 Every list is bounded (the ``*_SHOWN`` constants) so that a report of a large crawl stays
 a file a browser opens.
@@ -22,7 +22,6 @@ a file a browser opens.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -44,7 +43,7 @@ ANCHORS_SHOWN = 12
 EXCERPT_LINKS = 12
 #: Unfetched URLs listed per trap.
 TRAP_URLS_SHOWN = 25
-#: URLs offered in the similar-URL chooser, and neighbours listed for each.
+#: Pages (the first fetched) offered in the similar-URL chooser, and neighbours listed for each.
 SIMILAR_URLS_SHOWN = 500
 SIMILAR_PER_URL = 10
 
@@ -187,10 +186,5 @@ def trap_urls(store: Store, hosts: list[str]) -> dict[str, list[dict[str, Any]]]
 
 def similar_by_anchor_bags(store: Store) -> dict[str, list[dict[str, Any]]]:
     """URL -> its most similar URLs by anchor bags (the stored pairs of ``mirror-report
-    detect``), for the URLs with the most pairs."""
-    neighbours: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for row in store.anchor_pairs():  # most similar first
-        for url, other in ((row["url_a"], row["url_b"]), (row["url_b"], row["url_a"])):
-            neighbours[url].append({"url": other, "similarity": row["similarity"]})
-    chosen = sorted(neighbours, key=lambda url: (-len(neighbours[url]), url))[:SIMILAR_URLS_SHOWN]
-    return {url: neighbours[url][:SIMILAR_PER_URL] for url in sorted(chosen)}
+    detect``), for the first pages fetched that have any."""
+    return store.similar_neighbours(store.first_pages(SIMILAR_URLS_SHOWN), SIMILAR_PER_URL)

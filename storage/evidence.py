@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import aliased
 
-from mirrorscope.storage.models import Host, Link, Page
+from mirrorscope.storage.models import AnchorPair, Host, Link, Page
 from mirrorscope.storage.sql import Tables, chunks
 
 
@@ -106,3 +106,22 @@ class EvidenceTables(Tables):
             for host, url, anchor in self._tuples(query):
                 found.setdefault(host, []).append((url, anchor))
         return found
+
+    def first_pages(self, limit: int) -> list[str]:
+        """The URLs of the first ``limit`` pages fetched with outcome ``ok`` (the seeds' side
+        of the crawl first)."""
+        with self.engine.connect() as conn:
+            return list(conn.execute(select(Page.url).where(Page.outcome == "ok").order_by(Page.id).limit(limit)).scalars())
+
+    def similar_neighbours(self, urls: Sequence[str], per_url: int) -> dict[str, list[dict[str, Any]]]:
+        """URL -> its ``per_url`` most similar URLs by anchor bags, most alike first, for
+        those of ``urls`` in a stored pair (each side read through its index)."""
+        found: dict[str, list[dict[str, Any]]] = {}
+        for part in chunks(sorted(set(urls))):
+            for side, other in ((AnchorPair.url_a, AnchorPair.url_b), (AnchorPair.url_b, AnchorPair.url_a)):
+                for url, neighbour, similarity in self._tuples(select(side, other, AnchorPair.similarity).where(side.in_(part))):
+                    found.setdefault(url, []).append({"url": neighbour, "similarity": similarity})
+        return {
+            url: sorted(rows, key=lambda row: (-row["similarity"], row["url"]))[:per_url]
+            for url, rows in sorted(found.items())
+        }
