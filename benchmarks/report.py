@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from mirrorscope.crawler.pipelines import sketch_record  # noqa: E402
 from mirrorscope.detectors.sketch import DocumentSketch, sketch_many  # noqa: E402
 from mirrorscope.report.document import build_report  # noqa: E402
-from mirrorscope.report.evidence import build_evidence  # noqa: E402
+from mirrorscope.report.evidence import report_with_evidence  # noqa: E402
 from mirrorscope.report.html import render_html  # noqa: E402
 from mirrorscope.report.render import render_json  # noqa: E402
 from mirrorscope.storage.records import LinkRecord, PageRecord  # noqa: E402
@@ -130,20 +130,11 @@ def timed(runs: int, work: Callable[[], str]) -> tuple[float, int]:
     return statistics.median(seconds), size
 
 
-def html_of(url: str) -> str:
+def rendered(url: str, build: Callable[[Store], dict[str, Any]], render: Callable[[dict[str, Any]], str]) -> str:
+    """The report of the store at ``url``, built and rendered as ``mirror-report`` does."""
     store = Store(url, access="read")
     try:
-        report = build_report(store)
-        report["evidence"] = build_evidence(store, report)
-    finally:
-        store.close()
-    return render_html(report)
-
-
-def json_of(url: str) -> str:
-    store = Store(url, access="read")
-    try:
-        return render_json(build_report(store))
+        return render(build(store))
     finally:
         store.close()
 
@@ -161,14 +152,14 @@ def main() -> None:
         subprocess.run([sys.executable, "-m", "mirrorscope.report.cli", "demo", "--format", "html", "--output", f"{tmp}/demo.html",
                         "--db", demo_url], cwd=tmp, env=env, check=True, capture_output=True, timeout=600)
         print(f"demo world crawled and reported in {time.perf_counter() - started:.1f} s; load {load()}")
-        demo_html_s, demo_html = timed(args.runs, lambda: html_of(demo_url))
-        demo_json_s, demo_json = timed(args.runs, lambda: json_of(demo_url))
+        demo_html_s, demo_html = timed(args.runs, lambda: rendered(demo_url, report_with_evidence, render_html))
+        demo_json_s, demo_json = timed(args.runs, lambda: rendered(demo_url, build_report, render_json))
         big_url = f"sqlite:///{tmp}/big.db"
         started = time.perf_counter()
         build_store(big_url, args.hosts, args.pages)
         print(f"store of {args.hosts:,} hosts, {args.hosts * args.pages:,} pages built in {time.perf_counter() - started:.1f} s; load {load()}")
-        big_html_s, big_html = timed(args.runs, lambda: html_of(big_url))
-        big_json_s, big_json = timed(args.runs, lambda: json_of(big_url))
+        big_html_s, big_html = timed(args.runs, lambda: rendered(big_url, report_with_evidence, render_html))
+        big_json_s, big_json = timed(args.runs, lambda: rendered(big_url, build_report, render_json))
     end_load = load()
     print(f"{'':18}{'html bytes':>14}{'html s':>9}{'json bytes (baseline)':>24}{'json s':>9}")
     print(f"{'demo world':18}{demo_html:>14,}{demo_html_s:>9.2f}{demo_json:>24,}{demo_json_s:>9.2f}")

@@ -16,7 +16,7 @@ from mirrorscope.report.crawl import parse_settings, run_crawl
 from mirrorscope.report.demo import DEMO_DATABASE, crawl_sandbox, print_scores, remove_demo_database
 from mirrorscope.report.document import build_report, duplicates_report, similar_report
 from mirrorscope.report.errors import UsageError
-from mirrorscope.report.evidence import build_evidence
+from mirrorscope.report.evidence import build_evidence, report_with_evidence
 from mirrorscope.report.html import render_html
 from mirrorscope.report.render import (
     TABLE_WIDTH,
@@ -111,9 +111,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     """``report`` (the default): what the store holds."""
     store = _open_store(args.db, "read")
     try:
-        report = build_report(store)
-        if args.format == "html":
-            report["evidence"] = build_evidence(store, report)
+        report = report_with_evidence(store) if args.format == "html" else build_report(store)
     finally:
         store.close()
     _emit(report, args.format, args.output)

@@ -29,6 +29,7 @@ from mirrorscope.detectors.mirrors import CandidatePair, judge, sample_paths
 from mirrorscope.detectors.sketch import signature_agreement
 from mirrorscope.detectors.traps import calendar_like, url_trap_reasons
 from mirrorscope.jobs.mirrors import HostView
+from mirrorscope.report.document import build_report
 from mirrorscope.settings import MIRROR_SAMPLE_PATHS
 from mirrorscope.storage.store import Store
 
@@ -49,6 +50,13 @@ SIMILAR_PER_URL = 10
 
 #: Host classes of the budget chart, in the order drawn.
 HOST_CLASSES = ("original", "duplicates_and_mirrors", "spam", "traps", "errors")
+
+
+def report_with_evidence(store: Store) -> dict[str, Any]:
+    """The report document of ``store`` (``document.build_report``) with its ``evidence`` key."""
+    report = build_report(store)
+    report["evidence"] = build_evidence(store, report)
+    return report
 
 
 def build_evidence(store: Store, report: dict[str, Any]) -> dict[str, Any]:

@@ -65,9 +65,22 @@ def _edge_style(mirror: dict[str, Any]) -> str:
     return "prefix" if prefixed else mirror["level"]
 
 
+def _layout(roots: list[str], pairs: list[dict[str, Any]]) -> dict[str, tuple[float, float]]:
+    """Positions of a cluster's roots in the GRAPH_WIDTH x GRAPH_HEIGHT box (networkx's
+    spring layout, seeded; it rescales into [-1, 1], the margins keep labels inside)."""
+    graph = nx.Graph()
+    graph.add_nodes_from(roots)
+    graph.add_edges_from((m["a"], m["b"]) for m in pairs)
+    half_w, half_h = GRAPH_WIDTH / 2, GRAPH_HEIGHT / 2
+    return {
+        url: (round(half_w + x * (half_w - GRAPH_MARGIN), 1), round(half_h + y * (half_h - GRAPH_MARGIN / 2), 1))
+        for url, (x, y) in nx.spring_layout(graph, seed=0).items()
+    }
+
+
 def cluster_graphs(report: dict[str, Any]) -> list[dict[str, Any]]:
-    """Per mirror cluster: its nodes (position, label, canonical) and edges (pair index,
-    style), laid out by networkx in a GRAPH_WIDTH x GRAPH_HEIGHT box."""
+    """Per mirror cluster: its nodes (position, label, canonical: the first root) and its
+    edges (the index of the pair in ``report["mirrors"]``, style, ends)."""
     cluster_of = {url: n for n, cluster in enumerate(report["mirror_clusters"]) for url in cluster}
     edges: list[list[tuple[int, dict[str, Any]]]] = [[] for _ in report["mirror_clusters"]]
     for index, mirror in enumerate(report["mirrors"]):
@@ -75,22 +88,13 @@ def cluster_graphs(report: dict[str, Any]) -> list[dict[str, Any]]:
             edges[cluster_of[mirror["a"]]].append((index, mirror))
     graphs = []
     for number, (cluster, cluster_edges) in enumerate(zip(report["mirror_clusters"], edges), 1):
-        graph = nx.Graph()
-        graph.add_nodes_from(cluster)
-        graph.add_edges_from((m["a"], m["b"]) for _, m in cluster_edges)
-        # spring_layout rescales positions into [-1, 1]; the box keeps labels inside.
-        half_w, half_h = GRAPH_WIDTH / 2, GRAPH_HEIGHT / 2
-        layout = nx.spring_layout(graph, seed=0)
-        position = {
-            url: (round(half_w + x * (half_w - GRAPH_MARGIN), 1), round(half_h + y * (half_h - GRAPH_MARGIN / 2), 1))
-            for url, (x, y) in layout.items()
-        }
+        position = _layout(cluster, [m for _, m in cluster_edges])
         graphs.append({
             "number": number,
             "nodes": [{"url": url, "label": root_label(url), "canonical": i == 0, "x": position[url][0], "y": position[url][1]}
                       for i, url in enumerate(cluster)],
-            "edges": [{"pair": index, "style": _edge_style(m), "url_a": m["a"], "url_b": m["b"], "a": position[m["a"]], "b": position[m["b"]],
-                       "title": f"{root_label(m['a'])} \u2194 {root_label(m['b'])}: {m['level']}"}
+            "edges": [{"pair": index, "style": _edge_style(m), "url_a": m["a"], "url_b": m["b"], "a": position[m["a"]],
+                       "b": position[m["b"]], "title": f"{root_label(m['a'])} \u2194 {root_label(m['b'])}: {m['level']}"}
                       for index, m in cluster_edges],
         })
     return graphs

@@ -22,7 +22,7 @@ from rich.console import Console
 
 from mirrorscope.report.cli import main
 from mirrorscope.report.document import build_report, report_schema
-from mirrorscope.report.evidence import build_evidence
+from mirrorscope.report.evidence import report_with_evidence
 from mirrorscope.report.html import script_json
 from mirrorscope.report.render import TABLE_WIDTH, render_table
 from mirrorscope.sandbox.world import build_world
@@ -49,11 +49,9 @@ def report_of(url: str) -> dict[str, Any]:
     """The report document of the store at ``url`` with its ``evidence`` key."""
     store = Store(url, access="read")
     try:
-        report = build_report(store)
-        report["evidence"] = build_evidence(store, report)
+        return report_with_evidence(store)
     finally:
         store.close()
-    return report
 
 
 @pytest.fixture(scope="module")
