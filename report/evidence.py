@@ -26,7 +26,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from mirrorscope.detectors.mirrors import CandidatePair, judge, sample_paths
-from mirrorscope.detectors.sketch import signature_agreement
+from mirrorscope.detectors.sketch import DocumentSketch, signature_agreement
 from mirrorscope.detectors.traps import calendar_like, url_trap_reasons
 from mirrorscope.jobs.mirrors import HostView
 from mirrorscope.report.document import build_report
@@ -115,12 +115,25 @@ def _comparison(view: HostView, pair: CandidatePair, path_a: str, path_b: str) -
     }
 
 
+def _host_view(store: Store, hosts: list[str]) -> HostView:
+    """What the crawl knows of ``hosts`` (their pages, and the links to them: the paths
+    known there), as ``HostView.from_store`` builds it for every host."""
+    view = HostView()
+    for row in store.page_facts_of(hosts):
+        sketch = DocumentSketch.from_bytes(row["data"]) if row["data"] else None
+        view.add_page(row["url"], row["host"], row["ip"], row["outcome"], sketch)
+    for source, target_host, target_url in store.links_to(hosts):
+        view.add_link(source, target_url, target_host)
+    return view
+
+
 def mirror_samples(store: Store, mirrors: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     """Per mirror pair of the report (same order): its sampled paths, what the store holds at
     each (the page's outcome; null: never fetched) and the comparison; empty when inferred."""
-    if all(m["inferred"] for m in mirrors):
+    validated = [urlsplit(m[side]).netloc for m in mirrors if not m["inferred"] for side in ("a", "b")]
+    if not validated:
         return [[] for _ in mirrors]
-    view = HostView.from_store(store)
+    view = _host_view(store, validated)
     profiles = {p.name: p for p in view.profiles()}
     samples: list[list[dict[str, Any]]] = []
     for m in mirrors:

@@ -9,7 +9,7 @@ escaped so that no string can close the element; the script only ever sets
 
 The mirror clusters are drawn as SVG, one graph per cluster, laid out in Python by
 networkx's ``spring_layout`` (Fruchterman-Reingold, seeded, so a report renders the same
-twice). Near-duplicate pairs are compared side by side with ``difflib.SequenceMatcher``:
+twice; ``spiral_layout`` for clusters of two or three roots). Near-duplicate pairs are compared side by side with ``difflib.SequenceMatcher``:
 lines first, then words within changed lines.
 """
 
@@ -29,6 +29,8 @@ from mirrorscope.report.evidence import HOST_CLASSES
 
 #: Size of one cluster's drawing, in SVG user units (a node's label sits under it).
 GRAPH_WIDTH, GRAPH_HEIGHT, GRAPH_MARGIN = 420, 260, 50
+#: Clusters of this many roots or more are laid out by the spring layout.
+SPRING_MIN_ROOTS = 4
 #: Mirror clusters drawn open; the rest are collapsed until asked for.
 CLUSTERS_OPEN = 12
 #: Rows per page of the paged tables (hosts, mirror pairs, clusters).
@@ -66,15 +68,19 @@ def _edge_style(mirror: dict[str, Any]) -> str:
 
 
 def _layout(roots: list[str], pairs: list[dict[str, Any]]) -> dict[str, tuple[float, float]]:
-    """Positions of a cluster's roots in the GRAPH_WIDTH x GRAPH_HEIGHT box (networkx's
-    spring layout, seeded; it rescales into [-1, 1], the margins keep labels inside)."""
+    """Positions of a cluster's roots in the GRAPH_WIDTH x GRAPH_HEIGHT box: networkx's
+    spring layout (seeded), or its spiral layout for clusters of up to three roots, which
+    any layout draws as a slanted line or a bent path (the spring layout's iterations made
+    most of the render time of a 10,000-host report; a circular one lays a pair flat,
+    its labels side by side). Both scale into [-1, 1]; the margins keep the labels inside."""
     graph = nx.Graph()
     graph.add_nodes_from(roots)
     graph.add_edges_from((m["a"], m["b"]) for m in pairs)
+    layout = nx.spiral_layout(graph) if len(roots) < SPRING_MIN_ROOTS else nx.spring_layout(graph, seed=0)
     half_w, half_h = GRAPH_WIDTH / 2, GRAPH_HEIGHT / 2
     return {
         url: (round(half_w + x * (half_w - GRAPH_MARGIN), 1), round(half_h + y * (half_h - GRAPH_MARGIN / 2), 1))
-        for url, (x, y) in nx.spring_layout(graph, seed=0).items()
+        for url, (x, y) in layout.items()
     }
 
 

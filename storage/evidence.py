@@ -8,12 +8,13 @@ large store reads the few pages it shows, not the store.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import aliased
 
-from mirrorscope.storage.models import AnchorPair, Host, Link, Page
+from mirrorscope.storage.models import AnchorPair, Host, Link, Page, Sketch
+from mirrorscope.storage.rows import PageFacts
 from mirrorscope.storage.sql import Tables, chunks
 
 
@@ -26,6 +27,34 @@ class EvidenceTables(Tables):
         for part in chunks(sorted(set(urls))):
             query = select(Page.url, Page.outcome, Page.title, Page.spam_score, Page.spam_reasons).where(Page.url.in_(part))
             found.update((row["url"], row) for row in self._dicts(query))
+        return found
+
+    def page_facts_of(self, hosts: Sequence[str]) -> list[PageFacts]:
+        """``page_facts`` (host, IP, URL, path, outcome, sketch bytes) of the pages of ``hosts`` only."""
+        found: list[PageFacts] = []
+        for part in chunks(sorted(set(hosts))):
+            query = (
+                select(Host.name.label("host"), Host.ip, Page.url, Page.path, Page.outcome, Sketch.data)
+                .join(Host, Host.id == Page.host_id)
+                .outerjoin(Sketch, Sketch.page_id == Page.id)
+                .where(Host.name.in_(part))
+                .order_by(Page.id)
+            )
+            found.extend(cast(list[PageFacts], self._dicts(query)))
+        return found
+
+    def links_to(self, hosts: Sequence[str]) -> list[tuple[str, str, str]]:
+        """Distinct (source host, target host, target URL) of the stored links to ``hosts``."""
+        found: list[tuple[str, str, str]] = []
+        for part in chunks(sorted(set(hosts))):
+            query = (
+                select(Host.name, Link.target_host, Link.target_url)
+                .join(Page, Page.id == Link.source_page_id)
+                .join(Host, Host.id == Page.host_id)
+                .where(Link.target_host.in_(part))
+                .distinct()
+            )
+            found.extend(cast(list[tuple[str, str, str]], self._tuples(query)))
         return found
 
     def link_texts(self, urls: Sequence[str], per_page: int) -> dict[str, list[tuple[str, str, str]]]:
