@@ -28,7 +28,9 @@ from markupsafe import Markup
 from mirrorscope.report.evidence import HOST_CLASSES
 
 #: Size of one cluster's drawing, in SVG user units (a node's label sits under it).
-GRAPH_WIDTH, GRAPH_HEIGHT, GRAPH_MARGIN = 420, 260, 50
+GRAPH_WIDTH, GRAPH_HEIGHT, GRAPH_MARGIN = 420, 220, 40
+#: How far a label sits from its node's centre (a node's radius is 9).
+LABEL_OFFSET = 12
 #: Clusters of this many roots or more are laid out by the spring layout.
 SPRING_MIN_ROOTS = 4
 #: Mirror clusters drawn open; the rest are collapsed until asked for.
@@ -84,6 +86,17 @@ def _layout(roots: list[str], pairs: list[dict[str, Any]]) -> dict[str, tuple[fl
     }
 
 
+def _node(url: str, canonical: bool, x: float, y: float) -> dict[str, Any]:
+    """A root drawn at (x, y), its label running from it towards the middle of the box (above
+    it in the upper half, below in the lower) so that it stays inside and off the edge."""
+    start = x < GRAPH_WIDTH / 2
+    return {
+        "url": url, "label": root_label(url), "canonical": canonical, "x": x, "y": y,
+        "anchor": "start" if start else "end", "label_x": x - LABEL_OFFSET if start else x + LABEL_OFFSET,
+        "label_y": y - LABEL_OFFSET if y < GRAPH_HEIGHT / 2 else y + 2 * LABEL_OFFSET,
+    }
+
+
 def cluster_graphs(report: dict[str, Any]) -> list[dict[str, Any]]:
     """Per mirror cluster: its nodes (position, label, canonical: the first root) and its
     edges (the index of the pair in ``report["mirrors"]``, style, ends)."""
@@ -97,8 +110,7 @@ def cluster_graphs(report: dict[str, Any]) -> list[dict[str, Any]]:
         position = _layout(cluster, [m for _, m in cluster_edges])
         graphs.append({
             "number": number,
-            "nodes": [{"url": url, "label": root_label(url), "canonical": i == 0, "x": position[url][0], "y": position[url][1]}
-                      for i, url in enumerate(cluster)],
+            "nodes": [_node(url, i == 0, *position[url]) for i, url in enumerate(cluster)],
             "edges": [{"pair": index, "style": _edge_style(m), "url_a": m["a"], "url_b": m["b"], "a": position[m["a"]],
                        "b": position[m["b"]], "title": f"{root_label(m['a'])} \u2194 {root_label(m['b'])}: {m['level']}"}
                       for index, m in cluster_edges],

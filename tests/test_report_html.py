@@ -23,7 +23,7 @@ from rich.console import Console
 from mirrorscope.report.cli import main
 from mirrorscope.report.document import build_report, report_schema
 from mirrorscope.report.evidence import report_with_evidence
-from mirrorscope.report.html import script_json
+from mirrorscope.report.html import CLUSTERS_OPEN, PAGE_ROWS, render_html, script_json
 from mirrorscope.report.render import TABLE_WIDTH, render_table
 from mirrorscope.sandbox.world import build_world
 from mirrorscope.storage.records import LinkRecord
@@ -282,3 +282,46 @@ def test_the_terminal_table_fits_80_columns_and_breaks_no_host_name(tmp_path: Pa
         shown = [line for line in lines if head in line]
         assert shown and all(host in line or "\u2026" in line for line in shown), shown
         assert not [cell for cell in cells if cell and host.endswith(cell.removesuffix("/")) and head not in cell]
+
+
+def many_hosts_report(hosts: int) -> dict[str, Any]:
+    """A report document of ``hosts`` hosts, one in ten mirrored (clusters of two)."""
+    names = [f"host{i:05d}.example.org" for i in range(hosts)]
+    mirrored = hosts // 10
+    mirrors = [
+        {"a": f"http://{names[mirrored + i]}/", "b": f"http://{names[i]}/", "level": "full", "score": 0.9, "paths_checked": 6,
+         "paths_matched": 6, "fractions": {"a_on_b": 1.0, "b_on_a": 1.0}, "inferred": True, "features": {"content": 1.0},
+         "reasons": ["transitive inference"]}
+        for i in range(mirrored)
+    ]
+    run = {"id": 1, "status": "finished", "started_at": None, "finished_at": None, "seconds": None, "seeds": []}
+    return {
+        "crawl": {"runs": 1, "last_run": run, "hosts": hosts, "pages": hosts, "links": 0, "bytes": 0, "outcomes": {"ok": hosts}},
+        "hosts": [{"host": name, "ip": None, "registrable_domain": None, "pages": 1} for name in names],
+        "mirrors": mirrors, "mirror_clusters": [[m["a"], m["b"]] for m in mirrors],
+        "duplicate_clusters": [], "containment": [], "spam_hosts": [], "traps": [],
+        "evidence": {
+            "fetches_by_class": {"original": hosts - mirrored, "duplicates_and_mirrors": mirrored, "spam": 0, "traps": 0, "errors": 0},
+            "mirror_samples": [[] for _ in mirrors], "duplicate_texts": [], "spam_pages": {}, "trap_urls": {}, "similar": {},
+        },
+    }
+
+
+@requires_chromium
+def test_a_report_of_many_hosts_collapses_clusters_and_pages_its_tables(tmp_path: Path, browser: Any) -> None:
+    report = many_hosts_report(2_000)
+    jsonschema.validate(report, report_schema(), cls=jsonschema.Draft202012Validator)
+    path = tmp_path / "many.html"
+    path.write_text(render_html(report), encoding="utf-8")
+    assert [entry for entry in load(browser, path) if entry["level"] == "SEVERE"] == []
+    found = browser.execute_script(
+        "const clusters = Array.from(document.querySelectorAll('#mirror-graphs > details'));"
+        "return {open: clusters.filter(c => c.open).length, shown: clusters.filter(c => !c.hidden).length,"
+        " hosts: Array.from(document.querySelectorAll('#host-table tbody tr'), r => r.cells[0].textContent),"
+        " pager: document.getElementById('host-pager').textContent}"
+    )
+    assert found["open"] == CLUSTERS_OPEN and found["shown"] == PAGE_ROWS
+    assert found["hosts"] == [h["host"] for h in report["hosts"][:PAGE_ROWS]] and "page 1 of 20" in found["pager"]
+    browser.find_element("css selector", "#host-pager button:nth-of-type(2)").click()
+    second = browser.execute_script("return Array.from(document.querySelectorAll('#host-table tbody tr'), r => r.cells[0].textContent)")
+    assert second == [h["host"] for h in report["hosts"][PAGE_ROWS : 2 * PAGE_ROWS]]
