@@ -6,9 +6,10 @@ judged anew here:
 * fetches by host class: where the crawl budget went (original content, duplicates and
   mirrors, spam, traps, errors);
 * per validated mirror pair, the paths ``detectors.mirror_validation.sample_paths``
-  draws for it (k per side as the crawl draws them, ``MIRROR_SAMPLE_PATHS``, seed 0),
-  what the store holds at each and how the two pages compare (``judge`` on the one
-  observation; resemblance is the signatures' agreement);
+  draws for it (k per side as the crawl draws them, ``MIRROR_SAMPLE_PATHS``, seed 0; a
+  verdict of ``mirror-report detect``, which draws 20, was judged on these and the next
+  ones, the sample being bottom-k), what the store holds at each and how the two pages
+  compare (``judge`` on the one observation; resemblance is the signatures' agreement);
 * per near-duplicate cluster shown, two members' stored text (the store keeps a page's
   title and the words in and around its links, not its body);
 * per spam host, its pages of highest spam score and the anchors of links to it;
