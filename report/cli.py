@@ -1,13 +1,14 @@
 """``mirror-report``: the parser and the dispatch to the commands (``commands.py``).
 
-    mirror-report [report] [--db URL] [--format table|json|csv] [--output FILE]
+    mirror-report [report] [--db URL] [--format table|json|csv|html] [--output FILE]
     mirror-report crawl SEEDS [--db URL] [--max-pages N] [--depth-limit N] ...
     mirror-report demo [--db URL] [--seed N] [--port N] [--world full|standard|real]
     mirror-report db upgrade|current [--db URL]
 
 Bad input (a missing seeds file, a bad database URL, an unknown option) is one line on
 stderr and exit status 2. The JSON output is the documents of ``document.py``, described
-by ``report.schema.json``.
+by ``report.schema.json``; the HTML report (``html.py``) renders the same document with
+its ``evidence`` key.
 """
 
 from __future__ import annotations
@@ -58,8 +59,9 @@ def _add_db(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", metavar="URL", help="database URL (default: $DATABASE_URL, else sqlite:///mirrorscope.db)")
 
 
-def _add_output(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--format", choices=("table", "json", "csv"), default="table")
+def _add_output(parser: argparse.ArgumentParser, formats: tuple[str, ...] = ("table", "json", "csv", "html")) -> None:
+    parser.add_argument("--format", choices=formats, default="table",
+                        help="html: one self-contained file with the mirror graph and the evidence of every verdict")
     parser.add_argument("--output", metavar="FILE", help="write the report here instead of stdout")
 
 
@@ -101,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_db(duplicates)
     duplicates.add_argument("--method", choices=("broder", "center", "super-shingles"), default="broder")
     duplicates.add_argument("--limit", type=_positive_int, default=50, help="clusters shown in the table (all in JSON/CSV)")
-    _add_output(duplicates)
+    _add_output(duplicates, ("table", "json", "csv"))
 
     similar = commands.add_parser("similar", help="URLs linked to like URL (anchor text and the words around it)")
     similar.add_argument("url")

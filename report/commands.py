@@ -16,7 +16,10 @@ from mirrorscope.report.crawl import parse_settings, run_crawl
 from mirrorscope.report.demo import DEMO_DATABASE, crawl_sandbox, print_scores, remove_demo_database
 from mirrorscope.report.document import build_report, duplicates_report, similar_report
 from mirrorscope.report.errors import UsageError
+from mirrorscope.report.evidence import build_evidence, report_with_evidence
+from mirrorscope.report.html import render_html
 from mirrorscope.report.render import (
+    TABLE_WIDTH,
     render_csv,
     render_duplicates_csv,
     render_duplicates_table,
@@ -64,16 +67,19 @@ def _emit(
     table: Callable[[dict[str, Any], Console], None] = render_table,
     to_csv: Callable[[dict[str, Any]], str] = render_csv,
 ) -> None:
-    """Write ``report`` as JSON, CSV (``to_csv``) or a terminal table (``table``)."""
+    """Write ``report`` as JSON, CSV (``to_csv``), HTML (with its ``evidence`` key) or a
+    terminal table (``table``)."""
     if fmt == "json":
         text = render_json(report)
+    elif fmt == "html":
+        text = render_html(report)
     elif fmt == "csv":
         text = to_csv(report)
     elif not output:
         table(report, Console())
         return
     else:
-        console = Console(file=io.StringIO(), width=120)
+        console = Console(file=io.StringIO(), width=TABLE_WIDTH)
         table(report, console)
         text = console.file.getvalue()
     if not output:
@@ -105,9 +111,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     """``report`` (the default): what the store holds."""
     store = _open_store(args.db, "read")
     try:
-        _emit(build_report(store), args.format, args.output)
+        report = report_with_evidence(store) if args.format == "html" else build_report(store)
     finally:
         store.close()
+    _emit(report, args.format, args.output)
     return 0
 
 
@@ -200,6 +207,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
         detect_duplicates(store)
         report = build_report(store)
         stored = {p["url"] for p in store.pages()}
+        if args.format == "html":
+            from mirrorscope.jobs.similar import recompute_anchor_bags
+
+            recompute_anchor_bags(store)  # the similar-URL view reads the stored pairs
+            report["evidence"] = build_evidence(store, report)
     finally:
         store.close()
     report["sandbox"] = {

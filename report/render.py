@@ -17,6 +17,12 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+#: Columns of a table written to a file (``--output``): a terminal's classic width.
+TABLE_WIDTH = 80
+#: The mirror table's features fold within this many columns, so that at 80 columns the
+#: pair column keeps about 28 characters of each root.
+FEATURES_MAX_WIDTH = 20
+
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
@@ -30,6 +36,26 @@ def safe_cell(value: Any) -> str:
     """A CSV cell that no spreadsheet will evaluate."""
     text = safe_text(value)
     return "'" + text if text.startswith(_FORMULA_START) else text
+
+
+def add_name_column(table: Table, header: str) -> None:
+    """A column of host names or URLs: one line each, cut with an ellipsis when too long,
+    never broken mid-name."""
+    # Not no_wrap: rich only narrows wrappable columns. A name holds no space to wrap at,
+    # so a long one is cut with the ellipsis.
+    table.add_column(header, overflow="ellipsis", min_width=len(header))
+
+
+def add_value_column(table: Table, header: str, widest: str = "") -> None:
+    """A column of short values (a level, a score, a count), never squeezed below its
+    header or ``widest``."""
+    table.add_column(header, justify="left" if widest.isalpha() else "right", no_wrap=True, min_width=max(len(header), len(widest)))
+
+
+def add_text_column(table: Table, header: str, max_width: int | None = None) -> None:
+    """A column of prose (reasons, features): folded between words; a word longer than
+    the column is cut with an ellipsis."""
+    table.add_column(header, overflow="ellipsis", min_width=len(header), max_width=max_width)
 
 
 def render_json(report: dict[str, Any]) -> str:
@@ -68,8 +94,8 @@ def render_table(report: dict[str, Any], console: Console) -> None:
     console.print(outcomes)
     hosts = Table(title="Hosts", title_justify="left")
     for column in ("host", "ip", "registrable domain"):
-        hosts.add_column(column, overflow="fold")
-    hosts.add_column("pages", justify="right")
+        add_name_column(hosts, column)
+    add_value_column(hosts, "pages")
     for h in report["hosts"]:
         hosts.add_row(Text(safe_text(h["host"])), Text(safe_text(h["ip"] or "-")), Text(safe_text(h["registrable_domain"] or "-")), str(h["pages"]))
     console.print(hosts)
@@ -86,10 +112,10 @@ def render_spam_table(report: dict[str, Any], console: Console) -> None:
     for key, title in (("spam_hosts", "Spam hosts"), ("traps", "Crawler traps (not spam)")):
         rows = report.get(key) or []
         table = Table(title=f"{title}: {len(rows)}", title_justify="left")
-        table.add_column("host", overflow="fold")
-        table.add_column("score", justify="right")
-        table.add_column("pages", justify="right")
-        table.add_column("reasons", overflow="fold")
+        add_name_column(table, "host")
+        add_value_column(table, "score")
+        add_value_column(table, "pages")
+        add_text_column(table, "reasons")
         for row in rows:
             table.add_row(Text(safe_text(row["host"])), f"{row['score']:.2f}", str(row["pages"]),
                           Text("; ".join(safe_text(r) for r in row["reasons"])))
@@ -99,10 +125,10 @@ def render_spam_table(report: dict[str, Any], console: Console) -> None:
 def render_duplicates_table(report: dict[str, Any], console: Console, limit: int) -> None:
     clusters = report["duplicate_clusters"]
     table = Table(title=f"Near-duplicate clusters ({safe_text(report['method'])}): {len(clusters)}", title_justify="left")
-    table.add_column("size", justify="right")
-    table.add_column("kind")
-    table.add_column("representative", overflow="fold")
-    table.add_column("other members", overflow="fold")
+    add_value_column(table, "size")
+    add_value_column(table, "kind", "identical")
+    add_name_column(table, "representative")
+    add_text_column(table, "other members")
     for cluster in clusters[:limit]:
         others = cluster["members"][1:]
         shown = ", ".join(safe_text(u) for u in others[:3]) + (f" (+{len(others) - 3} more)" if len(others) > 3 else "")
@@ -110,9 +136,9 @@ def render_duplicates_table(report: dict[str, Any], console: Console, limit: int
     console.print(table)
     pairs = report["containment"]
     contained = Table(title=f"Pages mostly inside another: {len(pairs)}", title_justify="left")
-    contained.add_column("page", overflow="fold")
-    contained.add_column("inside", overflow="fold")
-    contained.add_column("containment", justify="right")
+    add_name_column(contained, "page")
+    add_name_column(contained, "inside")
+    add_value_column(contained, "containment")
     for pair in pairs[:limit]:
         contained.add_row(Text(safe_text(pair["page"])), Text(safe_text(pair["container"])), f"{pair['containment']:.2f}")
     console.print(contained)
@@ -132,26 +158,29 @@ def render_duplicates_csv(report: dict[str, Any]) -> str:
 
 def render_mirrors_table(report: dict[str, Any], console: Console) -> None:
     table = Table(title=f"Mirrored hosts: {len(report['mirrors'])} pairs", title_justify="left")
-    for column in ("a", "b"):
-        table.add_column(column, overflow="fold")
-    table.add_column("level")
-    table.add_column("score", justify="right")
-    table.add_column("matched / checked", justify="right")
-    table.add_column("features that fired", overflow="fold")
+    add_name_column(table, "a / b")
+    add_value_column(table, "level", "partial")
+    add_value_column(table, "score")
+    add_value_column(table, "matched", "inferred")
+    add_text_column(table, "features", max_width=FEATURES_MAX_WIDTH)
     for m in report["mirrors"]:
         fired = ", ".join(f"{safe_text(k)} {v:.2f}" for k, v in sorted(m["features"].items(), key=lambda kv: -kv[1]) if v > 0)
-        checked = "inferred" if m["inferred"] else f"{m['paths_matched']} / {m['paths_checked']}"
-        table.add_row(Text(safe_text(m["a"])), Text(safe_text(m["b"])), safe_text(m["level"]), f"{m['score']:.2f}", checked, Text(fired))
+        checked = "inferred" if m["inferred"] else f"{m['paths_matched']}/{m['paths_checked']}"
+        table.add_row(Text(f"{safe_text(m['a'])}\n{safe_text(m['b'])}"), safe_text(m["level"]), f"{m['score']:.2f}", checked, Text(fired))
     console.print(table)
+    clusters = Table(title="Mirror clusters", title_justify="left")
+    add_value_column(clusters, "cluster")
+    add_name_column(clusters, "roots, the canonical first")
     for number, cluster in enumerate(report.get("mirror_clusters", []), 1):
-        console.print(Text(f"mirror cluster {number}: " + ", ".join(safe_text(u) for u in cluster) + " (first: canonical)"))
+        clusters.add_row(str(number), Text("\n".join(safe_text(u) for u in cluster)))
+    console.print(clusters)
 
 
 def render_similar_table(report: dict[str, Any], console: Console) -> None:
     """The URLs linked to like ``report["url"]``, with their similarity."""
     table = Table(title=Text(f"URLs linked to like {safe_text(report['url'])}"), title_justify="left")
-    table.add_column("similarity", justify="right")
-    table.add_column("url", overflow="fold")
+    add_value_column(table, "similarity")
+    add_name_column(table, "url")
     for row in report["similar"]:
         table.add_row(f"{row['similarity']:.2f}", Text(safe_text(row["url"])))
     console.print(table)

@@ -258,3 +258,34 @@ def project_crawler(**overrides: Any) -> Crawler:
 
     values = {name: getattr(project, name) for name in dir(project) if name.isupper()}
     return get_crawler(Spider, settings_dict={**values, **overrides})
+
+
+# -- the browser ---------------------------------------------------------------------------
+
+#: Debian's headless browser and its driver (.ci/run installs them); Selenium is told
+#: where they are and never downloads either.
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+_BROWSER_PACKAGES = "chromium chromium-driver"
+#: Where the browser tests leave their screenshots (ignored by git).
+ARTIFACTS = ROOT / "test-artifacts"
+
+requires_chromium = pytest.mark.skipif(
+    not (CHROMIUM.exists() and CHROMEDRIVER.exists()),
+    reason=f"no headless browser: apt-get install --no-install-recommends {_BROWSER_PACKAGES}",
+)
+
+
+def open_chromium(width: int = 1280, height: int = 1400) -> Any:
+    """Headless chromium driven by its chromedriver, keeping the console log (``get_log("browser")``)."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    os.environ["SE_OFFLINE"] = "true"  # Selenium Manager must not look for a browser or driver
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    # --no-sandbox: CI runs as root, where chromium's sandbox refuses to start.
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", f"--window-size={width},{height}"):
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)

@@ -166,7 +166,7 @@ def test_the_installed_command_upgrades_a_new_database_from_anywhere(installed: 
     assert {"alembic_version", "crawl_runs", "hosts", "pages", "links", "sketches", "mirror_pairs", "host_verdicts"} <= tables
 
 
-def test_the_installed_demo_crawls_the_standard_world_and_finds_its_mirrors(installed: Installed, tmp_path: Path) -> None:
+def test_the_installed_demo_crawls_the_standard_world_finds_its_mirrors_and_renders_html(installed: Installed, tmp_path: Path) -> None:
     result, probe = installed.run(
         tmp_path, "demo", "--world", "standard", "--db", f"sqlite:///{tmp_path / 'demo.db'}", "--format", "json", timeout=400,
     )
@@ -178,3 +178,9 @@ def test_the_installed_demo_crawls_the_standard_world_and_finds_its_mirrors(inst
     assert sandbox["original_pages_stored"] == sandbox["original_pages"] > 0
     mirrors = sandbox["mirrors"]
     assert mirrors["found"] == mirrors["true_pairs"] == 3 and mirrors["false_pairs"] == mirrors["decoys_reported"] == 0, mirrors
+    # The HTML report's template ships with the package.
+    html = tmp_path / "report.html"
+    result, probe = installed.run(tmp_path, "--db", f"sqlite:///{tmp_path / 'demo.db'}", "--format", "html", "--output", str(html))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert not _outside(probe["loaded"], installed.target)
+    assert "mirrorscope.report.html" in probe["loaded"] and html.read_text(encoding="utf-8").count('class="edge ') == 3
