@@ -3,8 +3,9 @@ mirrorscope runs against it.
 
 The statements live with their tables, one module a concern: ``crawl`` (runs, hosts,
 pages, links, and what a resumed crawl reads back), ``duplicates`` (sketches and the
-offline passes' clusters), ``mirrors``, ``spam`` (host verdicts and their evidence) and
-``anchors`` (anchor-bag signatures, pairs and clusters). Reads return the row types of
+offline passes' clusters), ``mirrors``, ``spam`` (host verdicts and their evidence),
+``anchors`` (anchor-bag signatures, pairs and clusters) and ``graph`` (the links read as a
+graph). Reads return the row types of
 ``rows``.
 """
 
@@ -14,11 +15,12 @@ from mirrorscope.storage.anchors import AnchorTables
 from mirrorscope.storage.crawl import CrawlTables
 from mirrorscope.storage.db import Access, ensure_schema, make_engine
 from mirrorscope.storage.duplicates import DuplicateTables
+from mirrorscope.storage.graph import GraphTables
 from mirrorscope.storage.mirrors import MirrorTables
 from mirrorscope.storage.spam import SpamTables
 
 
-class Store(CrawlTables, DuplicateTables, MirrorTables, SpamTables, AnchorTables):
+class Store(CrawlTables, DuplicateTables, MirrorTables, SpamTables, AnchorTables, GraphTables):
     """A database holding mirrorscope's schema, brought to head when opened."""
 
     def __init__(self, url: str, *, migrate: bool = True, access: Access = "create") -> None:
