@@ -13,10 +13,11 @@ sorted distinct neighbours ``v1 < v2 < ...`` is stored as ``zigzag(v1 − u)``, 
 before its node), the others are not and lose the 1 that distinct neighbours always
 differ by. Each number is a LEB128 varint (7 bits a byte, the high bit set on every byte
 but the last), so a neighbour on the same host costs 1 byte, mostly. The list index
-holds each list's byte offset (4 bytes while the lists fit in 4 GB), a pointer per node;
-the notes' Link Database cuts it to ~12 bits with a base per block, and its inter-list
-compression (lists as edits of a neighbour's list) takes the links from 8–11 to ~5.5
-bits: neither is done here.
+is two-level, as in the notes' Link Database: an 8-byte base offset per block of
+``INDEX_BLOCK`` (64) lists and a 2-byte offset from it per list (4 bytes when a block's
+lists pass 64 KB), 2.1 bytes a node instead of 8. The Link Database's inter-list
+compression (a list as the edits of a neighbour's list, 8–11 bits a link down to ~5.5)
+is not done here.
 
 Encoding and decoding are numpy over whole arrays: a varint's bytes are written one
 byte position at a time (at most 10 passes over the array, not a loop per link), and
@@ -41,6 +42,8 @@ __all__ = ["Adjacency", "HostGraph", "LinkGraph", "host_of", "varint_decode", "v
 VARINT_BITS = 7
 #: Bytes a uint64 can take as a varint: ceil(64 / 7).
 VARINT_MAX_BYTES = 10
+#: Lists per block of the list index: one 8-byte base each, then 2 bytes per list.
+INDEX_BLOCK = 64
 
 
 def varint_encode(values: ArrayLike) -> np.ndarray:
@@ -99,10 +102,12 @@ def _segment_starts(keys: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Adjacency:
-    """Gap-encoded sorted adjacency lists of ``n`` nodes: list ``u`` is the varints
-    ``data[offsets[u]:offsets[u + 1]]`` (encoding: module docstring)."""
+    """Gap-encoded sorted adjacency lists of ``n`` nodes: list ``u`` is the varints of
+    ``data`` from byte ``offset(u)`` to ``offset(u + 1)``, ``offset(u)`` being
+    ``bases[u // INDEX_BLOCK] + within[u]`` (encoding: module docstring)."""
 
-    offsets: np.ndarray
+    bases: np.ndarray
+    within: np.ndarray
     data: np.ndarray
 
     @classmethod
@@ -120,18 +125,27 @@ class Adjacency:
         data = varint_encode(gaps)
         lengths = np.diff(np.concatenate(([-1], _varint_ends(data))))
         per_node = np.bincount(s, weights=lengths, minlength=n).astype(np.int64)
-        total = int(per_node.sum())
-        dtype = np.uint32 if total < 2**32 else np.uint64
-        offsets = np.concatenate(([0], np.cumsum(per_node))).astype(dtype)
-        return cls(offsets, data)
+        offsets = np.concatenate(([0], np.cumsum(per_node)))
+        bases = offsets[::INDEX_BLOCK]
+        within = offsets - np.repeat(bases, INDEX_BLOCK)[: offsets.size]
+        small = within.max() < 2**16
+        return cls(bases.astype(np.uint64), within.astype(np.uint16 if small else np.uint32), data)
+
+    @property
+    def offsets(self) -> np.ndarray:
+        """Every list's starting byte (and the end of the last), int64."""
+        return np.repeat(self.bases.astype(np.int64), INDEX_BLOCK)[: self.within.size] + self.within
+
+    def offset(self, u: int) -> int:
+        return int(self.bases[u // INDEX_BLOCK]) + int(self.within[u])
 
     @property
     def nbytes(self) -> int:
-        return int(self.offsets.nbytes + self.data.nbytes)
+        return int(self.bases.nbytes + self.within.nbytes + self.data.nbytes)
 
     def neighbours(self, u: int) -> np.ndarray:
         """The sorted neighbour ids of node ``u``."""
-        gaps = varint_decode(self.data[int(self.offsets[u]) : int(self.offsets[u + 1])])
+        gaps = varint_decode(self.data[self.offset(u) : self.offset(u + 1)])
         if not gaps.size:
             return np.zeros(0, dtype=np.int64)
         steps = gaps.astype(np.int64) + 1
@@ -142,7 +156,7 @@ class Adjacency:
         """Every edge as (source ids, target ids), sorted by source then target."""
         gaps = varint_decode(self.data)
         ends = _varint_ends(self.data)
-        src = np.searchsorted(self.offsets.astype(np.int64), ends, side="right") - 1
+        src = np.searchsorted(self.offsets, ends, side="right") - 1
         first = _segment_starts(src)
         steps = gaps.astype(np.int64) + 1
         steps[first] = src[first] + _unzigzag(gaps[first])
