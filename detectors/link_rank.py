@@ -28,20 +28,20 @@ nobody's score, and links added to a host never raise the distrust of the host t
 point at. Camouflage — spam linking to good sites — adds trust nowhere and distrust to
 no good site (``tests/test_link_rank.py``).
 
+``detectors.spam_links.link_evidence`` gathers them per host.
+
 Each step is one ``np.bincount`` over the edges: O(E) per term, terms until the term's
 mass falls below ``TOLERANCE`` (α^t: 140 terms for 1e-10).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 from numpy.typing import ArrayLike
 
 __all__ = [
-    "DAMPING", "SUPPORTER_DISTANCE", "TRUNCATE_STEPS", "HostRanks",
-    "anti_trust_rank", "host_ranks", "pagerank", "rank_series", "supporters", "trust_rank",
+    "DAMPING", "SUPPORTER_DISTANCE", "TRUNCATE_STEPS",
+    "anti_trust_rank", "pagerank", "rank_series", "supporters", "trust_rank",
 ]
 
 #: The probability of following a link rather than jumping back to the start vector.
@@ -118,27 +118,3 @@ def supporters(n: int, src: ArrayLike, dst: ArrayLike, distance: int = SUPPORTER
         reach = grown
     counts = np.unpackbits(reach.view(np.uint8), axis=1).sum(axis=1)
     return counts.astype(np.int64) - 1
-
-
-@dataclass(frozen=True)
-class HostRanks:
-    """The link features of every host of a graph (arrays indexed by host)."""
-
-    pagerank: np.ndarray
-    truncated: np.ndarray
-    trust: np.ndarray
-    distrust: np.ndarray
-    supporters: np.ndarray
-
-
-def host_ranks(
-    n: int, src: ArrayLike, dst: ArrayLike, weight: ArrayLike | None, trusted: ArrayLike, condemned: ArrayLike
-) -> HostRanks:
-    """Every link feature of the ``n`` hosts linked ``src -> dst`` (module docstring)."""
-    return HostRanks(
-        pagerank=pagerank(n, src, dst, weight),
-        truncated=pagerank(n, src, dst, weight, skip=TRUNCATE_STEPS + 1),
-        trust=trust_rank(n, src, dst, trusted, weight),
-        distrust=anti_trust_rank(n, src, dst, condemned, weight),
-        supporters=supporters(n, src, dst),
-    )

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from mirrorscope.detectors.spam_links import link_evidence
 from mirrorscope.detectors.link_rank import (
     DAMPING,
     anti_trust_rank,
-    host_ranks,
     pagerank,
     rank_series,
     supporters,
@@ -72,15 +72,16 @@ def test_supporters_count_hosts_within_two_links() -> None:
 
 
 def test_camouflage_links_lower_nothing() -> None:
-    """Good hosts 0-3 (0 trusted) link in a ring; spam hosts 4-6 (4 condemned) link to
-    each other. Spam adding links to every good host changes no good host's trust, and
-    raises no good host's distrust."""
-    good_src, good_dst = [0, 1, 2, 3], [1, 2, 3, 0]
+    """Good hosts 0-3 (0 trusted) link in a ring, 3 also to spam host 4 (a comment link);
+    spam hosts 4-6 (4 condemned) link to each other. Spam adding links to every good host
+    changes no host's trust and raises no good host's distrust."""
+    good_src, good_dst = [0, 1, 2, 3, 3], [1, 2, 3, 0, 4]
     spam_src, spam_dst = [4, 5, 6, 4], [5, 6, 4, 6]
     camouflage_src, camouflage_dst = [4, 5, 6, 4, 5, 6], [0, 1, 2, 3, 3, 3]
-    before = host_ranks(7, good_src + spam_src, good_dst + spam_dst, None, trusted=[0], condemned=[4])
-    after = host_ranks(7, good_src + spam_src + camouflage_src, good_dst + spam_dst + camouflage_dst, None,
-                       trusted=[0], condemned=[4])
-    assert np.allclose(after.trust, before.trust, atol=1e-12)
-    assert (after.distrust[:4] <= before.distrust[:4] + 1e-12).all()
-    assert (after.trust[4:] == 0).all()
+    before = link_evidence(7, good_src + spam_src, good_dst + spam_dst, None, trusted=[0], condemned=[4])
+    after = link_evidence(7, good_src + spam_src + camouflage_src, good_dst + spam_dst + camouflage_dst, None,
+                          trusted=[0], condemned=[4])
+    assert [e.trust for e in after] == pytest.approx([e.trust for e in before], abs=1e-12)
+    assert all(a.distrust <= b.distrust + 1e-12 for a, b in zip(after[:4], before[:4]))
+    assert [e.trust for e in after[5:]] == [0.0, 0.0]  # trust stops at the condemned host
+    assert before[3].distrust > 0  # the good host that links to spam carries some distrust
