@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mirrorscope.detectors.linkgraph import LinkGraph, host_of, varint_decode, varint_encode
+from mirrorscope.detectors.linkgraph import Adjacency, LinkGraph, host_of, varint_decode, varint_encode
 from mirrorscope.jobs.linkgraph import build_link_graph
 from mirrorscope.sandbox import build_world
 from mirrorscope.storage.store import Store
@@ -95,3 +95,15 @@ def test_crawled_store_graph(crawled_store: str) -> None:
     assert_same_graph(graph, [s for s, _ in links], [t for _, t in links])
     assert graph.nbytes < 8 * 2 * graph.links  # below a CSR of int64 without its index
     assert table_bytes is not None and table_bytes > 10 * graph.nbytes
+
+
+def test_blocks_past_64_kb_keep_their_offsets() -> None:
+    """64 lists of 600 two-byte gaps: 77 KB in one index block, past the 2-byte offsets."""
+    targets = np.arange(600, dtype=np.int64) * 129
+    src = np.repeat(np.arange(64), targets.size)
+    dst = np.tile(targets, 64)
+    lists = Adjacency.encode(int(targets[-1]) + 1, src, dst)
+    assert lists.within.dtype == np.uint32
+    assert all(lists.neighbours(u).tolist() == targets.tolist() for u in (0, 31, 63))
+    decoded_src, decoded_dst = lists.edges()
+    assert decoded_src.tolist() == src.tolist() and decoded_dst.tolist() == dst.tolist()
