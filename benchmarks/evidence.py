@@ -8,7 +8,8 @@ as ``benchmarks/realworld.py`` does), then on each store:
   our graph (out- and in-lists with their list indexes; the URL table not counted)
   against a plain CSR of int64 in both directions (``8·E + 8·(N + 1)`` bytes each) and
   against the ``links`` table with its indexes on disk (per stored link row, and per
-  distinct link); the build time from the store (reading included) and of the encoding
+  distinct link); the URL table, held as plain strings, is printed apart (its UTF-8
+  bytes per link: the notes' connectivity server front-codes it to ~9 bytes a URL); the build time from the store (reading included) and of the encoding
   alone, per million link rows, medians of ``--runs`` builds;
 - **spam F1** of the host verdicts against the world's truth, the hosts judged again on
   the store (``jobs.spam.rejudge_spam``) without the link features (content and
@@ -69,6 +70,7 @@ def graph_figures(store: Store, runs: int) -> dict[str, float]:
         "urls": nodes, "link_rows": rows, "links": links,
         "graph_bytes_per_link": graph.nbytes / links,
         "out_bytes_per_link": graph.out.nbytes / links,
+        "url_text_bytes_per_link": sum(len(url.encode()) for url in graph.urls) / links,
         "csr_bytes_per_link": 2 * (8 * links + 8 * (nodes + 1)) / links,
         "table_bytes_per_link": table / links if table is not None else float("nan"),
         "table_bytes_per_row": table / rows if table is not None else float("nan"),

@@ -13,11 +13,14 @@ sorted distinct neighbours ``v1 < v2 < ...`` is stored as ``zigzag(v1 − u)``, 
 before its node), the others are not and lose the 1 that distinct neighbours always
 differ by. Each number is a LEB128 varint (7 bits a byte, the high bit set on every byte
 but the last), so a neighbour on the same host costs 1 byte, mostly. The list index
-is two-level, as in the notes' Link Database: an 8-byte base offset per block of
-``INDEX_BLOCK`` (64) lists and a 2-byte offset from it per list (4 bytes when a block's
-lists pass 64 KB), 2.1 bytes a node instead of 8. The Link Database's inter-list
-compression (a list as the edits of a neighbour's list, 8–11 bits a link down to ~5.5)
-is not done here.
+is the notes' Link Database's "base + 8 bits": an 8-byte offset per block of
+``INDEX_BLOCK`` (64) lists, and each list's size in one byte, a list of 255 bytes or
+more marked 255 and its size kept aside (sorted node ids and sizes, 16 bytes each). A
+list's offset is its block's base plus the sizes before it in the block (at most 63
+bytes summed), so the index costs 1.1 bytes a node rather than a CSR's 8; a crawl's graph
+has more URLs only linked to than fetched, whose out-lists are empty. The Link
+Database's inter-list compression (a list as the edits of a neighbour's list, 8–11 bits
+a link down to ~5.5) is not done here.
 
 Encoding and decoding are numpy over whole arrays: a varint's bytes are written one
 byte position at a time (at most 10 passes over the array, not a loop per link), and
@@ -42,8 +45,10 @@ __all__ = ["Adjacency", "HostGraph", "LinkGraph", "host_of", "varint_decode", "v
 VARINT_BITS = 7
 #: Bytes a uint64 can take as a varint: ceil(64 / 7).
 VARINT_MAX_BYTES = 10
-#: Lists per block of the list index: one 8-byte base each, then 2 bytes per list.
+#: Lists per block of the list index: one 8-byte base each, then 1 byte per list.
 INDEX_BLOCK = 64
+#: A list's size byte saying "this size is kept aside": lists of this many bytes or more.
+LONG_LIST = 255
 
 
 def varint_encode(values: ArrayLike) -> np.ndarray:
@@ -102,12 +107,15 @@ def _segment_starts(keys: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Adjacency:
-    """Gap-encoded sorted adjacency lists of ``n`` nodes: list ``u`` is the varints of
-    ``data`` from byte ``offset(u)`` to ``offset(u + 1)``, ``offset(u)`` being
-    ``bases[u // INDEX_BLOCK] + within[u]`` (encoding: module docstring)."""
+    """Gap-encoded sorted adjacency lists of ``n`` nodes: list ``u`` is the ``size(u)``
+    bytes of varints of ``data`` from byte ``offset(u)`` (encoding and index: module
+    docstring). ``sizes[u]`` is the size, or ``LONG_LIST`` for the ``long_nodes``, whose
+    sizes are ``long_sizes``; ``bases`` are every ``INDEX_BLOCK``-th list's offset."""
 
     bases: np.ndarray
-    within: np.ndarray
+    sizes: np.ndarray
+    long_nodes: np.ndarray
+    long_sizes: np.ndarray
     data: np.ndarray
 
     @classmethod
@@ -125,27 +133,36 @@ class Adjacency:
         data = varint_encode(gaps)
         lengths = np.diff(np.concatenate(([-1], _varint_ends(data))))
         per_node = np.bincount(s, weights=lengths, minlength=n).astype(np.int64)
-        offsets = np.concatenate(([0], np.cumsum(per_node)))
-        bases = offsets[::INDEX_BLOCK]
-        within = offsets - np.repeat(bases, INDEX_BLOCK)[: offsets.size]
-        small = within.max() < 2**16
-        return cls(bases.astype(np.uint64), within.astype(np.uint16 if small else np.uint32), data)
+        bases = np.concatenate(([0], np.cumsum(per_node)))[:n:INDEX_BLOCK]
+        long_nodes = np.flatnonzero(per_node >= LONG_LIST)
+        sizes = np.minimum(per_node, LONG_LIST).astype(np.uint8)
+        return cls(bases.astype(np.uint64), sizes, long_nodes, per_node[long_nodes], data)
+
+    def _true_sizes(self, start: int = 0, stop: int | None = None) -> np.ndarray:
+        """The sizes of lists ``start`` to ``stop`` (int64), the long ones put back."""
+        sizes = self.sizes[start:stop].astype(np.int64)
+        lo, hi = np.searchsorted(self.long_nodes, [start, self.sizes.size if stop is None else stop])
+        sizes[self.long_nodes[lo:hi] - start] = self.long_sizes[lo:hi]
+        return sizes
 
     @property
     def offsets(self) -> np.ndarray:
-        """Every list's starting byte (and the end of the last), int64."""
-        return np.repeat(self.bases.astype(np.int64), INDEX_BLOCK)[: self.within.size] + self.within
+        """Every list's starting byte, and the end of the last (int64)."""
+        return np.concatenate(([0], np.cumsum(self._true_sizes())))
 
     def offset(self, u: int) -> int:
-        return int(self.bases[u // INDEX_BLOCK]) + int(self.within[u])
+        block = u // INDEX_BLOCK
+        return int(self.bases[block]) + int(self._true_sizes(block * INDEX_BLOCK, u).sum())
 
     @property
     def nbytes(self) -> int:
-        return int(self.bases.nbytes + self.within.nbytes + self.data.nbytes)
+        parts = (self.bases, self.sizes, self.long_nodes, self.long_sizes, self.data)
+        return sum(int(part.nbytes) for part in parts)
 
     def neighbours(self, u: int) -> np.ndarray:
         """The sorted neighbour ids of node ``u``."""
-        gaps = varint_decode(self.data[self.offset(u) : self.offset(u + 1)])
+        start = self.offset(u)
+        gaps = varint_decode(self.data[start : start + int(self._true_sizes(u, u + 1)[0])])
         if not gaps.size:
             return np.zeros(0, dtype=np.int64)
         steps = gaps.astype(np.int64) + 1
