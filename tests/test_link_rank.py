@@ -71,6 +71,20 @@ def test_supporters_count_hosts_within_two_links() -> None:
     assert supporters(5, [0, 1, 2, 4], [1, 2, 3, 2], distance=3).tolist() == [0, 1, 3, 4, 0]
 
 
+def test_supporters_in_slices_match_all_at_once() -> None:
+    rng = np.random.default_rng(7)
+    n = 300
+    src, dst = rng.integers(0, n, 900), rng.integers(0, n, 900)
+    links = np.zeros((n, n), dtype=np.int64)
+    links[src, dst] = 1
+    reach = np.eye(n, dtype=np.int64)  # reach[a, b]: b within the steps so far from a
+    for _ in range(2):
+        reach = ((reach + reach @ links) > 0).astype(np.int64)
+    expected = reach.sum(axis=0) - 1
+    assert supporters(n, src, dst).tolist() == expected.tolist()
+    assert supporters(n, src, dst, memory=1).tolist() == expected.tolist()  # a word of 64 at a time
+
+
 def test_camouflage_links_lower_nothing() -> None:
     """Good hosts 0-3 (0 trusted) link in a ring, 3 also to spam host 4 (a comment link);
     spam hosts 4-6 (4 condemned) link to each other. Spam adding links to every good host
