@@ -283,7 +283,6 @@ class HostFeatures:
     spam_anchor_variety: float | None
     anchor_spam_score: float | None
     untrusted_distrust: float | None
-    trust_percentile: float | None
 
 
 def hostname_features(host: str) -> tuple[int, int, int, int] | None:
@@ -342,7 +341,6 @@ def host_features(evidence: HostEvidence) -> HostFeatures:
         spam_anchor_variety=_farm_anchor_variety(evidence),
         anchor_spam_score=evidence.anchor_spam_score,
         untrusted_distrust=links.distrust if links is not None and links.trust == 0.0 else None,
-        trust_percentile=links.trust_percentile if links is not None else None,
     )
 
 
@@ -382,10 +380,6 @@ HOST_CHECKS: tuple[Check, ...] = (
     Check("out-degree", "median_out_degree", "median out-links per page", 500, 0.2),
     # detectors.anchor_spam flags the anchors spam pages link to it with.
     Check("commercial-anchors", "anchor_spam_score", "anchor spam score of links from spam pages", 0.3, 0.2),
-    # Trust (TrustRank from the crawl's seeds) below the 1st percentile of the hosts with
-    # out-links: hosts the seeds reach only through spam or not at all. Weak: a crawl's
-    # seeds are not vetted, and a good host linked from nowhere trusted has no trust.
-    Check("low-trust", "trust_percentile", "trust percentile among linking hosts", 0.01, 0.1, above=False),
     # 100 host names on its IP (Fetterly 2004); shared hosting does the same.
     Check("shared-ip", "hosts_on_ip", "hosts on its IP", 100, 0.1),
     # Long host names with many dots, dashes and digits (Fetterly 2004); typical names

@@ -155,7 +155,11 @@ class LinkEvidence:
     to is evidence, being condemned is not evidence again). ``pagerank``, ``truncated_share`` (truncated
     PageRank over PageRank) and ``supporters`` are Becchetti et al.'s features, recorded
     with the verdict; no check weighs them yet (a crawl's host graph is too shallow for
-    them to separate: most hosts are linked-to only, their PageRank all teleport).
+    them to separate: most hosts are linked-to only, their PageRank all teleport). Nor
+    does one weigh low trust alone: "trust below the 1st percentile of linking hosts"
+    fired on one good host in each of the sandbox's full and real-page worlds and on no
+    spam host (unvetted seeds; a good host linked from nowhere trusted), so it is kept as
+    ``trust_percentile`` with the verdict.
     """
 
     trust: float | None
