@@ -150,16 +150,17 @@ class LinkEvidence:
     it); ``trust_percentile``: for a linking host (one with out-links: a host the crawl
     fetched), the share of linking hosts with less trust; None for the others, hosts
     only linked to, which a crawl's few links to them leave with little trust. Both are
-    None when no trusted host is in the graph. ``distrust``: Anti-TrustRank from the condemned hosts, in units of a condemned
-    host's own start (each starts at 1, left out of its own distrust: what a host links
-    to is evidence, being condemned is not evidence again). ``pagerank``, ``truncated_share`` (truncated
-    PageRank over PageRank) and ``supporters`` are Becchetti et al.'s features, recorded
-    with the verdict; no check weighs them yet (a crawl's host graph is too shallow for
-    them to separate: most hosts are linked-to only, their PageRank all teleport). Nor
-    does one weigh low trust alone: "trust below the 1st percentile of linking hosts"
-    fired on one good host in each of the sandbox's full and real-page worlds and on no
-    spam host (unvetted seeds; a good host linked from nowhere trusted), so it is kept as
-    ``trust_percentile`` with the verdict.
+    None when no trusted host is in the graph. ``distrust``: Anti-TrustRank from the
+    condemned hosts, in units of a condemned host's own start (each starts at 1, left out
+    of its own distrust: what a host links to is evidence, being condemned is not
+    evidence again). ``pagerank``, ``truncated_share`` (truncated PageRank over PageRank)
+    and ``supporters`` are Becchetti et al.'s features, recorded with the verdict; no
+    check weighs them yet (a crawl's host graph is too shallow for them to separate: most
+    hosts are linked-to only, their PageRank all teleport). Nor does one weigh low trust
+    alone: "trust below the 1st percentile of linking hosts" fired on one good host in
+    each of the sandbox's full and real-page worlds and on no spam host (unvetted seeds;
+    a good host linked from nowhere trusted), so it is kept as ``trust_percentile`` with
+    the verdict.
     """
 
     trust: float | None
