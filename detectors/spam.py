@@ -45,7 +45,7 @@ import numpy as np
 
 from mirrorscope.detectors.host_keys import strip_port
 from mirrorscope.detectors.spam_content import PageFeatures, page_features
-from mirrorscope.detectors.spam_links import FarmGroup, link_farms
+from mirrorscope.detectors.spam_links import FarmGroup, LinkEvidence, link_farms
 
 __all__ = [
     "HOST_CHECKS",
@@ -243,6 +243,8 @@ class HostEvidence:
     ``inlink_hosts``: other hosts seen linking to it, ``spam_inlink_hosts`` of them spam;
     ``spam_inlink_anchors``: the anchor texts of the links spam pages point at it with;
     ``anchor_spam_score``: ``detectors.anchor_spam``'s score of those links when it flags them.
+    ``links``: its trust, distrust and ranks in the host graph (``detectors.spam_links.
+    link_evidence``), when the offline spam job computed them.
     """
 
     host: str
@@ -259,6 +261,7 @@ class HostEvidence:
     spam_inlink_anchors: Sequence[str] = ()
     spam_inlink_urls: int = 0
     anchor_spam_score: float | None = None
+    links: LinkEvidence | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,6 +282,7 @@ class HostFeatures:
     spam_inlink_share: float | None
     spam_anchor_variety: float | None
     anchor_spam_score: float | None
+    untrusted_distrust: float | None
 
 
 def hostname_features(host: str) -> tuple[int, int, int, int] | None:
@@ -318,6 +322,7 @@ def host_features(evidence: HostEvidence) -> HostFeatures:
         same = float(np.unique(counts, return_counts=True)[1].max() / counts.size)
     degrees = evidence.out_degrees
     cloak = evidence.cloak_resemblance
+    links = evidence.links
     if evidence.refetch_resemblance is not None and evidence.refetch_resemblance < STABLE_REFETCH:
         cloak = None
     return HostFeatures(
@@ -335,6 +340,7 @@ def host_features(evidence: HostEvidence) -> HostFeatures:
         spam_inlink_share=evidence.spam_inlink_hosts / evidence.inlink_hosts if evidence.inlink_hosts else None,
         spam_anchor_variety=_farm_anchor_variety(evidence),
         anchor_spam_score=evidence.anchor_spam_score,
+        untrusted_distrust=links.distrust if links is not None and links.trust == 0.0 else None,
     )
 
 
@@ -354,6 +360,14 @@ HOST_CHECKS: tuple[Check, ...] = (
     # fetched (measured only then: host_features). A copied footer points at one page,
     # camouflage links carry the site's name, a site good hosts link to is not judged so.
     Check("farm-anchors", "spam_anchor_variety", "distinct anchors per link from spam pages", 0.1, 0.5, above=False, strong=True),
+    # No path from the crawl's seeds reaches it but through condemned hosts, and it links
+    # (directly or in a few links) to condemned hosts with at least half the distrust a
+    # condemned host starts with (Anti-TrustRank, detectors.spam_links.link_evidence;
+    # linking to one condemned host that nothing else links to gives 0.85): a farm's
+    # member the content checks missed. Good hosts that link to spam (comment
+    # spam, a directory) carry as much distrust, but a trusted path reaches them; good
+    # hosts only spam links to carry none (distrust flows to the hosts linking to spam).
+    Check("untrusted-spam-linker", "untrusted_distrust", "distrust of a host no trusted path reaches", 0.5, 0.6, strong=True),
     # Weak. Every host seen linking to it is spam: spammers link to good sites too.
     Check("spam-inlinks", "spam_inlink_share", "share of linking hosts that are spam", 1.0, 0.4),
     # 50% of >= 10 pages have one word count (Fetterly 2004: template-generated spam).

@@ -14,13 +14,16 @@ near-duplicate share, the hosts on its address, the host graph for
   the store holds. A crawl writes its verdicts when it goes idle and when it closes, so a
   crawl killed and never resumed left verdicts older than its last pages; and verdicts
   made by an older version of these rules are brought up to date without a new crawl.
+  That judgement adds each host's place in the link graph (:func:`judge_on_links`:
+  trust from the crawl's seed hosts, distrust from the condemned hosts, ranks and
+  supporters), which a crawl's monitor does not compute.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -28,10 +31,13 @@ import numpy as np
 from mirrorscope.crawler.hosts import registrable_domain
 from mirrorscope.detectors.anchor_spam import AnchorSpamVerdict, anchor_spam
 from mirrorscope.detectors.host_keys import strip_port
+from mirrorscope.detectors.linkgraph import host_of
 from mirrorscope.detectors.spam import SPAM_SCORE, FarmGroup, HostEvidence, Verdict, host_verdict, link_farms
+from mirrorscope.detectors.spam_links import LinkEvidence, link_evidence
+from mirrorscope.jobs.linkgraph import build_link_graph
 from mirrorscope.storage.records import PageRecord
 
-__all__ = ["HOST_SAMPLE", "HostJudge", "HostState", "rejudge_spam"]
+__all__ = ["HOST_SAMPLE", "HostJudge", "HostState", "judge_on_links", "rejudge_spam"]
 
 #: Scored pages per host whose scores, word counts and out-degrees a verdict weighs
 #: (``SPAM_HOST_SAMPLE`` in a crawl): enough for stable shares, bounded per host.
@@ -89,6 +95,8 @@ class HostJudge:
         self.anchor_verdicts: dict[str, AnchorSpamVerdict] = {}
         self.farm_of: dict[str, FarmGroup] = {}
         self.flagged: dict[str, str] = {}
+        #: Per host, its trust, distrust and ranks in the link graph (offline only).
+        self.links: dict[str, LinkEvidence] = {}
         #: The host graph gained an edge since the last farm search.
         self.graph_grew = False
 
@@ -176,7 +184,7 @@ class HostJudge:
         if state is None:
             return HostEvidence(host=host, link_farm=self.farm_of.get(host), inlink_hosts=len(inlinks),
                                 spam_inlink_hosts=spam_inlinks, spam_inlink_anchors=anchors, spam_inlink_urls=urls,
-                                anchor_spam_score=anchor_score)
+                                anchor_spam_score=anchor_score, links=self.links.get(host))
         return HostEvidence(
             host=host, page_scores=tuple(state.scores), word_counts=tuple(state.words),
             out_degrees=tuple(state.degrees),
@@ -185,6 +193,7 @@ class HostJudge:
             link_farm=self.farm_of.get(host), cloak_resemblance=state.cloak, refetch_resemblance=state.refetch,
             inlink_hosts=len(inlinks), spam_inlink_hosts=spam_inlinks,
             spam_inlink_anchors=anchors, spam_inlink_urls=urls, anchor_spam_score=anchor_score,
+            links=self.links.get(host),
         )
 
     # -- verdicts ------------------------------------------------------------------------------
@@ -250,20 +259,43 @@ class HostJudge:
                 "refetch_resemblance": state.refetch if state is not None else None,
                 "link_farm": len(self.farm_of[host].members) if host in self.farm_of else None,
                 "inlink_hosts": len(inlinks), "spam_links_in": len(self.spam_links.get(host, ())),
+                **(asdict(self.links[host]) if host in self.links else {}),
             },
         }
 
 
-def rejudge_spam(store: Any, sample: int = HOST_SAMPLE) -> dict[str, int]:
+def rejudge_spam(store: Any, sample: int = HOST_SAMPLE, link_features: bool = True) -> dict[str, int]:
     """Judge every host again on what ``store`` holds and replace its spam verdicts
     (trap verdicts, which rest on the crawl's own URL counts, are kept).
 
     Starts with no host flagged and repeats until the flagged hosts stop changing: a
     host's verdict weighs how many of the hosts linking to it are spam, and a crawl had
-    flagged those over its course, before its last judgement.
+    flagged those over its course, before its last judgement. With ``link_features`` the
+    hosts are then judged again with their place in the link graph
+    (:func:`judge_on_links`).
     """
     judge = HostJudge(sample)
     judge.restore(store, flags=False)
     rows = judge.spam_rows(settle=True)
+    if link_features:
+        rows = judge_on_links(judge, store)
     store.replace_host_verdicts(rows, kind="spam")
     return {"hosts": len(rows), "flagged": sum(r["flagged"] for r in rows)}
+
+
+def judge_on_links(judge: HostJudge, store: Any) -> list[dict[str, Any]]:
+    """The hosts' verdict rows judged with their trust, distrust and ranks in the store's
+    host graph (``detectors.spam_links.link_evidence``), trust from the crawl's seed hosts
+    and distrust from the hosts ``judge`` has flagged; again while new hosts are flagged,
+    since they are distrust's sources."""
+    graph = build_link_graph(store).host_graph()
+    index = graph.index()
+    trusted = sorted({index[h] for run in store.runs() for h in map(host_of, run["seeds"]) if h in index})
+    while True:
+        flagged = len(judge.flagged)
+        condemned = [index[h] for h in judge.flagged if h in index]
+        found = link_evidence(len(graph.names), graph.src, graph.dst, graph.weight, trusted, condemned)
+        judge.links = dict(zip(graph.names, found))
+        rows = judge.spam_rows(settle=True)
+        if len(judge.flagged) == flagged:
+            return rows

@@ -4,8 +4,9 @@ mirrorscope runs against it.
 The statements live with their tables, one module a concern: ``crawl`` (runs, hosts,
 pages, links, and what a resumed crawl reads back), ``duplicates`` (sketches and the
 offline passes' clusters), ``mirrors``, ``spam`` (host verdicts and their evidence),
-``anchors`` (anchor-bag signatures, pairs and clusters) and ``evidence`` (the
-report's reads of what pages said). Reads return the row types of
+``anchors`` (anchor-bag signatures, pairs and clusters), ``evidence`` (the report's
+reads of what pages said) and ``graph`` (the links read as a graph). Reads return the
+row types of
 ``rows``.
 """
 
@@ -16,11 +17,12 @@ from mirrorscope.storage.crawl import CrawlTables
 from mirrorscope.storage.db import Access, ensure_schema, make_engine
 from mirrorscope.storage.duplicates import DuplicateTables
 from mirrorscope.storage.evidence import EvidenceTables
+from mirrorscope.storage.graph import GraphTables
 from mirrorscope.storage.mirrors import MirrorTables
 from mirrorscope.storage.spam import SpamTables
 
 
-class Store(CrawlTables, DuplicateTables, MirrorTables, SpamTables, AnchorTables, EvidenceTables):
+class Store(CrawlTables, DuplicateTables, MirrorTables, SpamTables, AnchorTables, EvidenceTables, GraphTables):
     """A database holding mirrorscope's schema, brought to head when opened."""
 
     def __init__(self, url: str, *, migrate: bool = True, access: Access = "create") -> None:
