@@ -15,7 +15,7 @@ from mirrorscope.crawler.context import CrawlContext
 from mirrorscope.crawler.items import PageItem
 from mirrorscope.detectors.lsh import LSHIndex
 from mirrorscope.detectors.spam import page_verdict
-from mirrorscope.detectors.sketch import DocumentSketch, SketchParams, containment_mod_m, resemblance_min_s, sketch_many
+from mirrorscope.detectors.sketch import SCHEME, DocumentSketch, SketchParams, containment_mod_m, resemblance_min_s, sketch_many
 from mirrorscope.jobs.mirrors import supersedes
 from mirrorscope.storage.records import PageRecord, SketchRecord, WriteResult
 
@@ -212,7 +212,8 @@ class DuplicatePipeline:
     def open_spider(self) -> None:
         context = CrawlContext.of(self.crawler)
         if context.resumed:
-            for row in context.store.sketches():
+            # Sketches of an earlier scheme (a crawl resumed across an upgrade) compare with none made now.
+            for row in context.store.sketches(SCHEME):
                 self._index(row["url"], DocumentSketch.from_bytes(row["sketch"].data))
 
     def _index(self, url: str, sketch: DocumentSketch) -> None:
