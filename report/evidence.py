@@ -130,7 +130,8 @@ def _host_view(store: Store, hosts: list[str]) -> HostView:
 
 def mirror_samples(store: Store, mirrors: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     """Per mirror pair of the report (same order): its sampled paths, what the store holds at
-    each (the page's outcome; null: never fetched) and the comparison; empty when inferred."""
+    each (the page's outcome; null: never fetched; whether validation fetched it) and the
+    comparison; empty when inferred."""
     validated = [urlsplit(m[side]).netloc for m in mirrors if not m["inferred"] for side in ("a", "b")]
     if not validated:
         return [[] for _ in mirrors]
@@ -151,8 +152,11 @@ def mirror_samples(store: Store, mirrors: list[dict[str, Any]]) -> list[list[dic
         ])
     outcomes = store.pages_by_url([row[key] for rows in samples for row in rows for key in ("url_a", "url_b")])
     for row in (row for rows in samples for row in rows):
-        row["outcome_a"] = outcomes.get(row["url_a"], {}).get("outcome")
-        row["outcome_b"] = outcomes.get(row["url_b"], {}).get("outcome")
+        for side in ("a", "b"):
+            stored = outcomes.get(row[f"url_{side}"], {})
+            row[f"outcome_{side}"] = stored.get("outcome")
+            # The crawl fetches a sampled counterpart it has not met at depth -1 (WebSpider.validation_request).
+            row[f"validation_{side}"] = stored.get("depth") == -1
     return samples
 
 

@@ -22,10 +22,11 @@ class EvidenceTables(Tables):
     """Page facts and link texts for the report's evidence."""
 
     def pages_by_url(self, urls: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """URL -> outcome, title, spam score and spam reasons, of the stored ones among ``urls``."""
+        """URL -> outcome, depth (-1: a mirror validation fetch), title, spam score and spam
+        reasons, of the stored ones among ``urls``."""
         found: dict[str, dict[str, Any]] = {}
         for part in chunks(sorted(set(urls))):
-            query = select(Page.url, Page.outcome, Page.title, Page.spam_score, Page.spam_reasons).where(Page.url.in_(part))
+            query = select(Page.url, Page.outcome, Page.depth, Page.title, Page.spam_score, Page.spam_reasons).where(Page.url.in_(part))
             found.update((row["url"], row) for row in self._dicts(query))
         return found
 
