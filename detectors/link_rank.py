@@ -118,7 +118,7 @@ def supporters(
     about ``memory`` bytes: O(distance · E · n / 64) word operations in all."""
     s, d = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
     words = (n + 63) // 64
-    step = max(1, memory // (8 * (n + s.size)))
+    step = max(1, memory // max(1, 8 * (n + s.size)))
     counts = np.zeros(n, dtype=np.int64)
     for first in range(0, words, step):
         width = min(step, words - first)

@@ -99,3 +99,10 @@ def test_camouflage_links_lower_nothing() -> None:
     assert all(a.distrust <= b.distrust + 1e-12 for a, b in zip(after[:4], before[:4]))
     assert [e.trust for e in after[5:]] == [0.0, 0.0]  # trust stops at the condemned host
     assert before[3].distrust > 0  # the good host that links to spam carries some distrust
+
+
+def test_a_store_without_links_gets_no_link_evidence() -> None:
+    """A crawl whose pages link nowhere (or a store of sketches only) has an empty host graph."""
+    assert supporters(0, [], []).tolist() == []
+    assert link_evidence(0, [], [], None, [], []) == []
+    assert [e.supporters for e in link_evidence(2, [], [], None, [0], [])] == [0, 0]
