@@ -24,7 +24,7 @@ from mirrorscope.jobs.linkgraph import build_link_graph
 from mirrorscope.jobs.mirrors import url_path
 from mirrorscope.storage.store import Store
 
-__all__ = ["CollectionCandidate", "collection_candidates", "detect_collections"]
+__all__ = ["CollectionCandidate", "collection_candidates", "detect_collections", "replica_root"]
 
 #: (host a, prefix a, host b, prefix b, path on a -> path on b) of two replicas.
 CollectionCandidate = tuple[str, str, str, str, dict[str, str]]
@@ -59,6 +59,12 @@ def _directory(paths: Sequence[str]) -> str:
     """The longest directory holding every path, with its trailing slash."""
     common = posixpath.commonpath([posixpath.dirname(p.split("?", 1)[0]) or "/" for p in paths])
     return common.rstrip("/") + "/"
+
+
+def replica_root(urls: Sequence[str]) -> str:
+    """The URL root of a replica: its host and the longest directory holding all its pages."""
+    parts = urlsplit(urls[0])
+    return f"{parts.scheme}://{parts.netloc}{_directory([url_path(u) for u in urls])}"
 
 
 def collection_candidates(collections: Sequence[dict[str, Any]]) -> list[CollectionCandidate]:

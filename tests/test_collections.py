@@ -5,12 +5,15 @@ without taking a decoy that shares pages with the original."""
 
 from __future__ import annotations
 
+import io
 import random
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from urllib.parse import urlsplit
 
+import jsonschema
 import pytest
+from rich.console import Console
 
 from mirrorscope.crawler.pipelines import sketch_record
 from mirrorscope.detectors.collections import find_collections
@@ -19,6 +22,10 @@ from mirrorscope.jobs.collections import collection_candidates, detect_collectio
 from mirrorscope.jobs.detect import detect
 from mirrorscope.jobs.duplicates import detect_duplicates
 from mirrorscope.jobs.mirrors import detect_mirrors
+from mirrorscope.report.document import report_schema
+from mirrorscope.report.evidence import report_with_evidence
+from mirrorscope.report.html import render_html
+from mirrorscope.report.render import render_table
 from mirrorscope.storage.records import LinkRecord, PageRecord
 from mirrorscope.storage.store import Store
 
@@ -186,6 +193,21 @@ def test_detect_runs_the_collections_job(store: Store) -> None:
     assert _mirror_hosts(store) == {frozenset((COPY, ORIGINAL))}
     store.replace_collections([])
     assert store.replicated_collections() == []
+
+
+def test_report_shows_the_collections(store: Store) -> None:
+    detect(store)
+    report = report_with_evidence(store)
+    jsonschema.validate(report, report_schema(), cls=jsonschema.Draft202012Validator)
+    [entry] = report["collections"]
+    assert (entry["cardinality"], entry["size"]) == (2, len(SITE) - 1)
+    assert entry["roots"] == [f"http://{ORIGINAL}/", f"http://{COPY}/mirror/docs/"]
+    console = Console(file=io.StringIO(), width=200)
+    render_table(report, console)
+    table = console.file.getvalue()  # type: ignore[attr-defined]
+    assert "Replicated collections (bottom-up): 1" in table and f"http://{COPY}/mirror/docs/" in table
+    page = render_html(report)
+    assert "Replicated collections (bottom-up): 1</h2>" in page and f"http://{COPY}/mirror/docs/<br>" in page
 
 
 def test_no_collections_without_clusters(store: Store) -> None:
