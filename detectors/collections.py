@@ -124,7 +124,8 @@ def find_collections(
     width = int(label.max(initial=-1)) + 1
     cardinality = np.bincount(label[label >= 0], minlength=width)
     # Only trivial clusters of two or more copies can hold replicated pages.
-    label[(label >= 0) & (cardinality[np.maximum(label, 0)] < 2)] = -1
+    stand_ins = np.flatnonzero(label >= 0)
+    label[stand_ins[cardinality[label[stand_ins]] < 2]] = -1
     a, b = stand_in[src], stand_in[dst]
     keep = (label[a] >= 0) & (label[b] >= 0) & (label[a] != label[b])
     a, b = _distinct_pairs(a[keep], b[keep], n)

@@ -279,18 +279,19 @@ class MirrorRound:
     def judge_collections(self, view: HostView, candidates: Sequence[tuple[str, str, str, str, dict[str, str]]]) -> int:
         """Validate the bottom-up candidates (``jobs.collections.collection_candidates``:
         host and prefix of two replicas, with their page correspondence), sampled paths
-        paired through the correspondence. A pair top-down left undecided or judged no
-        mirror takes the new verdict only when it is a mirror: the correspondence can
-        find a renamed copy, not disprove a copy found by path. Returns the mirrors added."""
+        paired through the correspondence. Hosts top-down found mirrored are not judged
+        again; a pair it left undecided or judged no mirror takes the new verdict only
+        when it is a mirror: the correspondence can find a renamed copy, not disprove a
+        copy found by path. Returns the mirrors added."""
         profiles = {p.name: p for p in view.profiles()}
+        # Hosts already found mirrored (under any prefixes) need no second pair of roots.
+        mirrored = {frozenset((pair.a, pair.b)) for pair, verdict in self.decided.values() if verdict.is_mirror}
+        mirrored |= {frozenset((pair.a, pair.b)) for pair, level in self.inferred.values() if level != "none"}
         added = 0
         for a, prefix_a, b, prefix_b, counterparts in candidates:
-            if a not in profiles or b not in profiles:
+            if a not in profiles or b not in profiles or frozenset((a, b)) in mirrored:
                 continue
             key, turned = (location(a, prefix_a), location(b, prefix_b)), (location(b, prefix_b), location(a, prefix_a))
-            known = self.decided.get(key) or self.decided.get(turned)
-            if known is not None and known[1].is_mirror:
-                continue
             inside_a = sum(p.startswith(prefix_a) for p in profiles[a].paths)
             inside_b = sum(p.startswith(prefix_b) for p in profiles[b].paths)
             pair = CandidatePair(

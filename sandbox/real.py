@@ -328,7 +328,10 @@ def _renamed(b: _Builder, debref: dict[str, Resource]) -> None:
     under /handbuch/ ("/ch03.de.html" is "/handbuch/seite-ch03-de.html"), links rewritten,
     reached through the wiki's own contents page. No path is shared with the original: only
     bottom-up detection (pages whose linked pages are copies too) can find it."""
-    copy, moved = renamed_copy(debref, lambda path: n.DEBREF_RENAMED_PREFIX + "seite-" + path[1:].replace(".html", "").replace(".", "-") + ".html")
+    def rename(path: str) -> str:
+        return n.DEBREF_RENAMED_PREFIX + "seite-" + path[1:].removesuffix(".html").replace(".", "-") + ".html"
+
+    copy, moved = renamed_copy(debref, rename)
     contents = [(new, old[1:]) for old, new in sorted(moved.items())]
     wiki = _site_pages(
         b.rng(n.DEBREF_RENAMED),

@@ -91,6 +91,11 @@ def test_same_host_aliases_and_backlinks() -> None:
     assert matrices(clusters, hosts, src, dst) == [[[0, 1, 2, 3], [4, 5, 6, 7]]]
 
 
+def test_no_clusters_no_collections() -> None:
+    assert matrices([-1, -1, -1], [0, 1, 1], [0, 1], [1, 2]) == []
+    assert matrices([], [], [], []) == []
+
+
 def test_bad_input_is_refused() -> None:
     with pytest.raises(ValueError, match="same lengths"):
         find_collections([0, 0], [0], [], [])
