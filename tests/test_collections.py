@@ -17,6 +17,7 @@ from rich.console import Console
 
 from mirrorscope.crawler.pipelines import sketch_record
 from mirrorscope.detectors.collections import find_collections
+from mirrorscope.detectors.mirrors import CandidatePair, HostProfile, sample_mapped_paths
 from mirrorscope.detectors.sketch import sketch_many
 from mirrorscope.jobs.collections import collection_candidates, detect_collections
 from mirrorscope.jobs.detect import detect
@@ -103,6 +104,16 @@ def test_bad_input_is_refused() -> None:
         find_collections([0, 0], [0, 1], [0], [2])
     with pytest.raises(ValueError, match="min_size"):
         find_collections([0, 0], [0, 1], [], [], min_size=0)
+
+
+def test_mapped_samples_pair_pages_through_the_correspondence() -> None:
+    paths_a = ("/", "/a.html", "/b.html", "/c.html", "/only-a.html")
+    paths_b = ("/x/", "/x/1.htm", "/x/2.htm", "/x/3.htm", "/x/only-b.html")
+    counterparts = {"/a.html": "/x/1.htm", "/b.html": "/x/2.htm", "/c.html": "/x/3.htm", "/": "/x/"}
+    pair = CandidatePair("a.test", "b.test", "/", "/x/")
+    samples = sample_mapped_paths(pair, HostProfile("a.test", None, paths_a), HostProfile("b.test", None, paths_b), counterparts, k=20)
+    # Every page of both sides, once: the mapped ones with their copies, the others by path.
+    assert sorted(samples) == sorted([*counterparts.items(), ("/only-a.html", "/x/only-a.html"), ("/only-b.html", "/x/only-b.html")])
 
 
 # -- over a store ---------------------------------------------------------------------------
