@@ -1,4 +1,4 @@
-"""Issue 18's evidence figures, items 1 and 2: the compact link graph and link-based spam.
+"""Issue 18's evidence figures, items 1-3: the compact link graph, link-based spam, bottom-up mirrors.
 
 Crawls the real-page world (``build_real_world``) and the sandbox's full world
 (``build_full_world``) once each with the defaults (``scrapy crawl web``, SQLite store,
@@ -13,17 +13,23 @@ as ``benchmarks/realworld.py`` does), then on each store:
   alone, per million link rows, medians of ``--runs`` builds;
 - **spam F1** of the host verdicts against the world's truth, the hosts judged again on
   the store (``jobs.spam.rejudge_spam``) without the link features (content and
-  structure: the baseline) and with them (``judge_on_links``).
+  structure: the baseline) and with them (``judge_on_links``);
+- **mirror recall** (item 3) of the offline mirror validation (``jobs.mirrors.detect_mirrors``)
+  against the world's true host pairs, top-down alone (the baseline) and with the
+  bottom-up candidates (``jobs.collections``: replicated collections grown from the
+  ``broder`` near-duplicate clusters), and the false host pairs the bottom-up candidates
+  add (target 0).
 
-The issue's last line also names ``mirror_recall_topdown``, ``mirror_recall_with_bottomup``
-and ``cocluster_s``: those are its items 3–5, not built here, and left out.
+The issue's last line also names ``cocluster_s``: its item 5, not built here.
 
     python benchmarks/evidence.py [--seed 0] [--max-pages 6000] [--runs 3] [--worlds real,full]
 
 Last line (real-page world): ``graph_bytes_per_link=.. csr_bytes_per_link=..
 table_bytes_per_link=.. build_s_per_million_links=.. spam_f1_content=..
-spam_f1_with_links=..``, then the full world's ``full_spam_f1_content=..
-full_spam_f1_with_links=..`` and the load averages at start and end.
+spam_f1_with_links=.. mirror_recall_topdown=.. mirror_recall_with_bottomup=..
+mirror_new_false_pairs=.. collections=..``, then the full world's ``full_spam_f1_content=..
+full_spam_f1_with_links=.. full_mirror_recall_topdown=..`` (and the other mirror figures) and
+the load averages at start and end.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -44,9 +51,13 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from realworld import crawl, f1, name  # noqa: E402
 
 from mirrorscope.detectors.linkgraph import LinkGraph  # noqa: E402
+from mirrorscope.jobs.collections import collection_candidates, detect_collections  # noqa: E402
+from mirrorscope.jobs.duplicates import detect_duplicates  # noqa: E402
 from mirrorscope.jobs.linkgraph import build_link_graph  # noqa: E402
+from mirrorscope.jobs.mirrors import detect_mirrors  # noqa: E402
 from mirrorscope.jobs.spam import rejudge_spam  # noqa: E402
 from mirrorscope.sandbox import SandboxServer, World, build_full_world, build_real_world  # noqa: E402
+from mirrorscope.sandbox.scoring import score_mirrors  # noqa: E402
 from mirrorscope.storage.store import Store  # noqa: E402
 
 WORLDS = {"real": build_real_world, "full": build_full_world}
@@ -91,6 +102,31 @@ def spam_figures(store: Store, truth: dict[str, Any]) -> dict[str, float]:
     return figures
 
 
+def mirror_figures(store: Store, truth: dict[str, Any]) -> dict[str, float]:
+    """Issue 18 item 3: mirror recall of the offline validation, top-down alone and with the
+    bottom-up candidates (replicated collections grown from the ``broder`` clusters), and
+    the false host pairs the bottom-up candidates add."""
+    detect_duplicates(store)
+    started = time.perf_counter()
+    found = detect_collections(store)
+    collections_s = time.perf_counter() - started
+    scores, false_pairs = {}, {}
+    for key, candidates in (("topdown", ()), ("with_bottomup", collection_candidates(store.replicated_collections()))):
+        detect_mirrors(store, collections=candidates)
+        entries = [{"a": r["url_a"], "b": r["url_b"], "level": r["level"]} for r in store.mirror_pairs()]
+        scores[key] = score_mirrors(entries, truth)
+        true = {frozenset(name(urlsplit(u).netloc) for u in (m["a"], m["b"])) for m in truth["mirrors"]}
+        false_pairs[key] = {frozenset(name(urlsplit(e[k]).netloc) for k in "ab") for e in entries} - true
+    return {
+        "collections": found["collections"], "collection_pages": found["pages"], "collections_s": collections_s,
+        "mirror_true_pairs": scores["topdown"]["true_pairs"],
+        "mirror_recall_topdown": scores["topdown"]["recall"] or 0.0,
+        "mirror_recall_with_bottomup": scores["with_bottomup"]["recall"] or 0.0,
+        "mirror_false_pairs_topdown": len(false_pairs["topdown"]),
+        "mirror_new_false_pairs": len(false_pairs["with_bottomup"] - false_pairs["topdown"]),
+    }
+
+
 def measure(world: World, max_pages: int, runs: int) -> dict[str, float]:
     with SandboxServer(world, port=0) as server, tempfile.TemporaryDirectory(prefix="evidence-") as tmp:
         truth = world.ground_truth(server.port)
@@ -102,9 +138,15 @@ def measure(world: World, max_pages: int, runs: int) -> dict[str, float]:
         store = Store(db)
         try:
             return {"crawl_s": seconds, "spam_hosts": len(truth["spam_hosts"]),
-                    **graph_figures(store, runs), **spam_figures(store, truth)}
+                    **graph_figures(store, runs), **spam_figures(store, truth), **mirror_figures(store, truth)}
         finally:
             store.close()
+
+
+def mirror_last_line(real: dict[str, float], full: dict[str, float]) -> list[str]:
+    """The last line's mirror figures: the real-page world's, then the full world's."""
+    keys = ("mirror_recall_topdown", "mirror_recall_with_bottomup", "mirror_new_false_pairs", "collections")
+    return [f"{k}={real[k]:.4g}" for k in keys if k in real] + [f"full_{k}={full[k]:.4g}" for k in keys if k in full]
 
 
 def main() -> None:
@@ -129,6 +171,7 @@ def main() -> None:
     last = [f"{k}={real[k]:.4g}" for k in keys if k in real]
     full = results.get("full", {})
     last += [f"full_{k}={full[k]:.4g}" for k in ("spam_f1_content", "spam_f1_with_links") if k in full]
+    last += mirror_last_line(real, full)
     last += [f"load_start={load_start[0]:.2f}", f"load_end={load_end[0]:.2f}"]
     print(" ".join(last))
 

@@ -83,6 +83,7 @@ __all__ = [
     "choose_canonical",
     "judge",
     "location",
+    "sample_mapped_paths",
     "sample_paths",
 ]
 
@@ -131,6 +132,33 @@ def sample_paths(
         ranked = sorted((_rank(r, seed), r) for r in relative)
         chosen.update((r, rank) for rank, r in ranked[:k])
     return [(pair.prefix_a + r[1:], pair.prefix_b + r[1:]) for r, _ in sorted(chosen.items(), key=lambda item: item[1])]
+
+
+def sample_mapped_paths(
+    pair: CandidatePair, profile_a: HostProfile, profile_b: HostProfile, counterparts: Mapping[str, str], k: int = 20, seed: int = 0
+) -> list[tuple[str, str]]:
+    """``sample_paths`` for a pair whose pages correspond by ``counterparts`` (path on A ->
+    path on B, e.g. the pages of two replicas of a collection) rather than by path alone.
+
+    Each side's k lowest-ranked paths under its prefix (ranked by their relative path, as
+    ``sample_paths`` ranks them) are paired with their counterpart where they have one
+    and with the same relative path on the other side otherwise; a renamed copy is then
+    compared page with page, and its pages outside the correspondence still count.
+    """
+    if (profile_a.name, profile_b.name) != (pair.a, pair.b):
+        raise ValueError(f"profiles {profile_a.name}, {profile_b.name} do not match the pair {pair.a}, {pair.b}")
+    if k < 1:
+        raise ValueError("k must be at least 1")
+    _check_seed(seed)
+    back = {b: a for a, b in counterparts.items()}
+    chosen: dict[tuple[str, str], int] = {}
+    sides = ((profile_a, pair.prefix_a, pair.prefix_b, counterparts, False), (profile_b, pair.prefix_b, pair.prefix_a, back, True))
+    for profile, prefix, other_prefix, mapping, flip in sides:
+        ranked = sorted((_rank(_relative(p, prefix), seed), p) for p in profile.paths if p.startswith(prefix))
+        for rank, path in ranked[:k]:
+            other = mapping.get(path, other_prefix + _relative(path, prefix)[1:])
+            chosen.setdefault((other, path) if flip else (path, other), rank)
+    return [paths for paths, _ in sorted(chosen.items(), key=lambda item: item[1])]
 
 
 @dataclass(frozen=True, eq=False)

@@ -50,6 +50,7 @@ from mirrorscope.detectors.mirror_validation import (
     choose_canonical,
     judge,
     location,
+    sample_mapped_paths,
     sample_paths,
 )
 
@@ -73,5 +74,6 @@ __all__ = [
     "location",
     "path_terms",
     "positional_bigrams",
+    "sample_mapped_paths",
     "sample_paths",
 ]

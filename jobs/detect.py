@@ -1,6 +1,8 @@
 """``mirror-report detect``: every offline job over a store, in order.
 
 1. ``jobs.duplicates``: near-duplicate page clusters and containment.
+1b. ``jobs.collections``: replicated collections grown bottom-up from step 1's clusters
+   by their links; step 3 validates their replicas as mirror candidates too.
 2. ``jobs.similar``: anchor bags, similar URL pairs and their CENTER clusters.
 3. ``jobs.mirrors``: mirrored hosts, ranked with the anchor-bag pairs of step 2 as a
    vote and validated on the stored sketches.
@@ -13,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from mirrorscope.jobs.collections import collection_candidates, detect_collections
 from mirrorscope.jobs.duplicates import DEFAULT_THRESHOLD, detect_duplicates
 from mirrorscope.jobs.mirrors import detect_mirrors
 from mirrorscope.jobs.similar import recompute_anchor_bags
@@ -25,14 +28,16 @@ __all__ = ["detect"]
 def detect(
     store: Store, threshold: float = DEFAULT_THRESHOLD, progress: Callable[[str], None] | None = None
 ) -> dict[str, dict[str, Any]]:
-    """Run the four jobs on ``store`` in order; their summaries by job name."""
+    """Run the jobs on ``store`` in order; their summaries by job name."""
     say = progress or (lambda _: None)
     say("clustering near-duplicate pages")
     duplicates = detect_duplicates(store, threshold, progress=say)
+    say("growing replicated collections from the near-duplicate clusters (bottom-up)")
+    collections = detect_collections(store)
     say("anchor bags: signatures, similar URL pairs, CENTER clusters")
     similar = recompute_anchor_bags(store, progress=say)
     say("ranking and validating mirror candidates on stored sketches")
-    mirrors = detect_mirrors(store)
+    mirrors = detect_mirrors(store, collections=collection_candidates(store.replicated_collections()))
     say("judging hosts for spam on the stored evidence")
     spam = rejudge_spam(store)
-    return {"duplicates": duplicates, "similar": similar, "mirrors": mirrors, "spam": spam}
+    return {"duplicates": duplicates, "collections": collections, "similar": similar, "mirrors": mirrors, "spam": spam}

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -31,6 +31,7 @@ from mirrorscope.detectors.mirrors import (
     choose_canonical,
     judge,
     location,
+    sample_mapped_paths,
     sample_paths,
 )
 from mirrorscope.detectors.sketch import DocumentSketch, containment_mod_m
@@ -275,6 +276,40 @@ class MirrorRound:
             self.graph.add(verdict)
             self.decided[key] = (pair, verdict)
 
+    def judge_collections(self, view: HostView, candidates: Sequence[tuple[str, str, str, str, dict[str, str]]]) -> int:
+        """Validate the bottom-up candidates (``jobs.collections.collection_candidates``:
+        host and prefix of two replicas, with their page correspondence), sampled paths
+        paired through the correspondence. Hosts top-down found mirrored are not judged
+        again; a pair it left undecided or judged no mirror takes the new verdict only
+        when it is a mirror: the correspondence can find a renamed copy, not disprove a
+        copy found by path. Returns the mirrors added."""
+        profiles = {p.name: p for p in view.profiles()}
+        # Hosts already found mirrored (under any prefixes) need no second pair of roots.
+        mirrored = {frozenset((pair.a, pair.b)) for pair, verdict in self.decided.values() if verdict.is_mirror}
+        mirrored |= {frozenset((pair.a, pair.b)) for pair, level in self.inferred.values() if level != "none"}
+        added = 0
+        for a, prefix_a, b, prefix_b, counterparts in candidates:
+            if a not in profiles or b not in profiles or frozenset((a, b)) in mirrored:
+                continue
+            key, turned = (location(a, prefix_a), location(b, prefix_b)), (location(b, prefix_b), location(a, prefix_a))
+            inside_a = sum(p.startswith(prefix_a) for p in profiles[a].paths)
+            inside_b = sum(p.startswith(prefix_b) for p in profiles[b].paths)
+            pair = CandidatePair(
+                a, b, prefix_a, prefix_b, score=round(len(counterparts) / max(inside_a, inside_b, 1), 4),
+                features={"collection_pages": float(len(counterparts))}, pages_a=inside_a, pages_b=inside_b,
+            )
+            samples = sample_mapped_paths(pair, profiles[a], profiles[b], counterparts, k=self.sample, seed=self.seed)
+            verdict = judge(pair, [view.observation(a, pa, b, pb) for pa, pb in samples], k=self.sample, seed=self.seed)
+            if not verdict.is_mirror:
+                continue
+            for stale in (key, turned):
+                self.decided.pop(stale, None)
+                self.inferred.pop(stale, None)
+            self.graph.add(verdict)
+            self.decided[key] = (pair, verdict)
+            added += 1
+        return added
+
     def canonical_sides(self, view: HostView) -> dict[str, str]:
         """For each mirrored location that is not its cluster's canonical one: the canonical."""
         inlinks = {h: len(v) for h, v in view.inlinks.items()}
@@ -326,12 +361,19 @@ def anchor_host_pairs(store: Store, threshold: float = ANCHOR_MATCH) -> list[tup
     return pairs
 
 
-def detect_mirrors(store: Store, sample: int = 20) -> dict[str, Any]:
+def detect_mirrors(
+    store: Store, sample: int = 20, collections: Sequence[tuple[str, str, str, str, dict[str, str]]] = ()
+) -> dict[str, Any]:
     """Offline: rank (with the stored anchor-bag pairs as an extra vote), validate on
-    stored sketches only, infer, and persist."""
+    stored sketches only, then the bottom-up candidates of ``collections``
+    (``jobs.collections.collection_candidates``), infer, and persist."""
     view = HostView.from_store(store)
     rounds = MirrorRound(sample=sample, anchor_hosts=anchor_host_pairs(store) or None)
     rounds.finish(view)
+    added = rounds.judge_collections(view, collections)
     pairs, clusters = rounds.rows(view)
     store.replace_mirrors(pairs, clusters)
-    return {"pairs_judged": len(pairs), "mirrors": sum(p["level"] != "none" for p in pairs), "clusters": len(clusters)}
+    return {
+        "pairs_judged": len(pairs), "mirrors": sum(p["level"] != "none" for p in pairs), "clusters": len(clusters),
+        "bottom_up_mirrors": added,
+    }

@@ -133,6 +133,11 @@ def cmd_detect(args: argparse.Namespace) -> int:
     summary, anchors, mirrors, spam = results["duplicates"], results["similar"], results["mirrors"], results["spam"]
     console.print(f"mirrors: {mirrors['mirrors']} of {mirrors['pairs_judged']} candidate pairs, {mirrors['clusters']} clusters")
     console.print(f"spam: {spam['flagged']} of {spam['hosts']} hosts flagged")
+    collections = results["collections"]
+    console.print(
+        f"replicated collections (bottom-up): {collections['collections']} holding {collections['pages']} pages; "
+        f"{mirrors['bottom_up_mirrors']} mirrors found through them"
+    )
     for method in ("broder", "center", "super-shingles"):
         if method in summary:
             found = summary[method]

@@ -12,6 +12,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from mirrorscope.jobs.collections import replica_root
 from mirrorscope.storage.store import Store
 
 SCHEMA_PATH = Path(__file__).with_name("report.schema.json")
@@ -33,6 +34,7 @@ def build_report(store: Store) -> dict[str, Any]:
         "spam_hosts": [verdict_entry(v) for v in store.host_verdicts("spam", flagged_only=True)],
         "traps": [verdict_entry(v) for v in store.host_verdicts("trap", flagged_only=True)],
     }
+    report["collections"] = [collection_entry(c) for c in store.replicated_collections()]
     return report
 
 
@@ -83,6 +85,11 @@ def mirror_entry(row: dict[str, Any]) -> dict[str, Any]:
         "fractions": {"a_on_b": row["fraction_ab"], "b_on_a": row["fraction_ba"]},
         "inferred": row["inferred"], "features": row["features"], "reasons": row["reasons"],
     }
+
+
+def collection_entry(row: dict[str, Any]) -> dict[str, Any]:
+    """One stored cluster of replicated collections (bottom-up) with each replica's root."""
+    return {"cardinality": row["cardinality"], "size": row["size"], "roots": [replica_root(r) for r in row["replicas"]], "replicas": row["replicas"]}
 
 
 def duplicates_report(store: Store, method: str) -> dict[str, Any]:

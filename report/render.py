@@ -101,6 +101,8 @@ def render_table(report: dict[str, Any], console: Console) -> None:
     console.print(hosts)
     if report.get("mirrors"):
         render_mirrors_table(report, console)
+    if report.get("collections"):
+        render_collections_table(report, console)
     if report.get("duplicate_clusters") or report.get("containment"):
         render_duplicates_table({"method": "broder", **report}, console, limit=10)
     if report.get("spam_hosts") or report.get("traps"):
@@ -174,6 +176,17 @@ def render_mirrors_table(report: dict[str, Any], console: Console) -> None:
     for number, cluster in enumerate(report.get("mirror_clusters", []), 1):
         clusters.add_row(str(number), Text("\n".join(safe_text(u) for u in cluster)))
     console.print(clusters)
+
+
+def render_collections_table(report: dict[str, Any], console: Console) -> None:
+    """The replicated collections found bottom-up: each replica's root, pages per replica."""
+    table = Table(title=f"Replicated collections (bottom-up): {len(report['collections'])}", title_justify="left")
+    add_value_column(table, "collection")
+    add_value_column(table, "pages each")
+    add_name_column(table, "replica roots")
+    for number, collection in enumerate(report["collections"], 1):
+        table.add_row(str(number), str(collection["size"]), Text("\n".join(safe_text(u) for u in collection["roots"])))
+    console.print(table)
 
 
 def render_similar_table(report: dict[str, Any], console: Console) -> None:

@@ -91,7 +91,7 @@ class Host:
     "decoy", "hostile", "other" (small unrelated sites), "linkheavy" and
     "unreachable" (named in the hosts file, nothing listens on its address); the
     harder worlds add the mirror roles "repackaged-mirror",
-    "reserialised-mirror", "stale-mirror" and "alias", and the spam roles
+    "reserialised-mirror", "stale-mirror", "renamed-mirror" and "alias", and the spam roles
     "link-farm", "doorway", "cloaking" and "hidden-text". `of` names the
     original a mirror copies (or whose paths or name a decoy imitates) and
     `prefix` is where that copy lives on this host ("/pub/x/" for a prefix
@@ -112,6 +112,9 @@ class Host:
     dynamic: Callable[[str], Resource | None] | None = field(default=None, repr=False)
     unbounded: tuple[str, ...] = ()
     cloak: Callable[[str, str | None], Resource | None] | None = field(default=None, repr=False)
+    #: A renamed mirror's paths: the original's page path -> this host's (the truth
+    #: compares the two through it); empty for every other host.
+    renamed: dict[str, str] = field(default_factory=dict, repr=False)
 
     def resolve(self, path: str, user_agent: str | None = None) -> Resource | None:
         """The response for `path` (query string included) to `user_agent`, or None for a 404.

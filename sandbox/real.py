@@ -6,7 +6,7 @@ host of its own, as a static server does: every file at its path,
 ``dir/index.html`` also at ``dir/``, the start page at ``/``, an Apache-style
 index where a site has none. Around them it plants every kind of mirror the
 synthetic harder world has, made from these pages (exact, prefix, partial,
-stale, repackaged, re-serialised, alias, deep), decoys that look like mirrors
+stale, repackaged, re-serialised, alias, deep, renamed), decoys that look like mirrors
 without being any (translations with identical paths, one address for
 unrelated sites, one generator's byte-identical static files, reposted pages,
 a look-alike name), spam whose text is real paragraphs stuffed with keywords,
@@ -43,7 +43,7 @@ from .model import Host, Resource, World
 from .names import FARM_PREFIX
 from .realpages import CONTENT_TYPES, CORPUS, SITES, is_page, require, site_files
 from .sites.blog import blog_site
-from .sites.copies import is_html, repackage, reserialise, stale_copy
+from .sites.copies import is_html, renamed_copy, repackage, reserialise, stale_copy
 from .sites.events import CALENDAR, events_site
 from .sites.generic import CARD, PLAIN, PROVIDER_FOOTER, SmallSite, SmallSiteWriter, provider_pages
 from .sites.realspam import (
@@ -285,7 +285,7 @@ def _main_mirrors(b: _Builder, sites: dict[str, dict[str, Resource]]) -> None:
 
 
 def _more_mirrors(b: _Builder, sites: dict[str, dict[str, Resource]]) -> None:
-    """The full world's other copies: partial, under /pub/vim/, stale, repackaged, re-serialised, an alias."""
+    """The full world's other copies: partial, under /pub/vim/, stale, repackaged, re-serialised, an alias, renamed."""
     b.add(n.GNUPLOT_PARTIAL, f"{OTHER_NET}12", "partial-mirror", _half(sites[n.GNUPLOT], b.rng(n.GNUPLOT_PARTIAL)), n.GNUPLOT)
     b.listing("Mirrors", n.GNUPLOT_PARTIAL, "gnuplot manual (partial mirror)", "the pages we had room for")
 
@@ -320,6 +320,30 @@ def _more_mirrors(b: _Builder, sites: dict[str, dict[str, Resource]]) -> None:
 
     b.add(n.MAINT_ES_ALIAS, f"{NET}23", "alias", sites[n.MAINT_ES], n.MAINT_ES)
     b.listing("Mirrors", n.MAINT_ES_ALIAS, "Nuevos mantenedores", "otro nombre del mismo servidor")
+    _renamed(b, sites[n.DEBREF])
+
+
+def _renamed(b: _Builder, debref: dict[str, Resource]) -> None:
+    """The Debian Reference imported into a user group's wiki: every page at a new name
+    under /handbuch/ ("/ch03.de.html" is "/handbuch/seite-ch03-de.html"), links rewritten,
+    reached through the wiki's own contents page. No path is shared with the original: only
+    bottom-up detection (pages whose linked pages are copies too) can find it."""
+    def rename(path: str) -> str:
+        return n.DEBREF_RENAMED_PREFIX + "seite-" + path[1:].removesuffix(".html").replace(".", "-") + ".html"
+
+    copy, moved = renamed_copy(debref, rename)
+    contents = [(new, old[1:]) for old, new in sorted(moved.items())]
+    wiki = _site_pages(
+        b.rng(n.DEBREF_RENAMED),
+        "Linuxhandbuch e.V.",
+        [
+            ("/", "Linuxhandbuch e.V.", [("handbuch/", "Das Debian-Handbuch"), ("verein.html", "Über den Verein")]),
+            (n.DEBREF_RENAMED_PREFIX, "Das Debian-Handbuch: Inhalt", contents),
+            ("/verein.html", "Über den Verein", [("/", "Start")]),
+        ],
+    )
+    b.add(n.DEBREF_RENAMED, f"{OTHER_NET}18", "renamed-mirror", wiki | copy, n.DEBREF, prefix=n.DEBREF_RENAMED_PREFIX, renamed=moved)
+    b.listing("Debian", n.DEBREF_RENAMED, "Linuxhandbuch e.V.", "Handbücher für Debian-Nutzer")
 
 
 def _repackaged(b: _Builder, click: dict[str, Resource]) -> dict[str, Resource]:

@@ -39,9 +39,11 @@ POLICY_STALE = "policy.old-debdocs.org"  # an old copy: pages missing, paragraph
 CLICK_REPACKAGED = "www.devsnippets-hub.com"  # every page in its own chrome with ads
 FAQ_FR_RESERIALISED = "faq-debian.miroir-libre.fr"  # parsed and written out again
 MAINT_ES_ALIAS = "nuevos-mantenedores.debian-es.org"  # a second name on MAINT_ES's address
+DEBREF_RENAMED = "wiki.linuxhandbuch-verein.de"  # DEBREF's pages renamed under DEBREF_RENAMED_PREFIX, links rewritten
 
 ARCHIVE_PREFIX = "/pub/jinja2/"
 VIM_ARCHIVE_PREFIX = "/pub/vim/"
+DEBREF_RENAMED_PREFIX = "/handbuch/"
 
 # -- decoys and other good hosts ------------------------------------------------------------
 

@@ -45,7 +45,7 @@ MAX_BODY_BYTES = 10 * 2**20
 MAX_REDIRECTS = 10
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 MIRROR_ROLES = frozenset(
-    {"mirror", "prefix-mirror", "partial-mirror", "repackaged-mirror", "reserialised-mirror", "stale-mirror", "alias"}
+    {"mirror", "prefix-mirror", "partial-mirror", "repackaged-mirror", "reserialised-mirror", "stale-mirror", "alias", "renamed-mirror"}
 )
 MIRROR_KINDS = {
     "mirror": "exact",
@@ -54,6 +54,7 @@ MIRROR_KINDS = {
     "repackaged-mirror": "repackaged",
     "reserialised-mirror": "reserialised",
     "stale-mirror": "stale",
+    "renamed-mirror": "renamed",
     "alias": "alias",
 }
 SPAM_ROLES = frozenset({"link-farm", "doorway", "cloaking", "hidden-text"})
@@ -312,6 +313,10 @@ class _Walk:
                 continue
             original = self._html_paths(host.of, "/")
             copy = self._html_paths(host.name, host.prefix)
+            if host.renamed:  # compare a renamed copy's pages with their originals' paths
+                # The copy's entry page stands for the original's root.
+                back = {"": ""} | {new.removeprefix(host.prefix): old[1:] for old, new in host.renamed.items()}
+                copy = {back[p] for p in copy if p in back}
             entry = {
                 "a": self.world.url(host.of, "/", self.port),
                 "b": self.world.url(host.name, host.prefix, self.port),
@@ -331,8 +336,9 @@ class _Walk:
         original = self.world.host(copy.of)
         root_a, root_b = self.world.url(original.name, "/", self.port), self.world.url(copy.name, copy.prefix, self.port)
         identical = kept = 0
+        moved = {old[1:]: new.removeprefix(copy.prefix) for old, new in copy.renamed.items()}
         for path in shared:
-            a, b = self._fetch(root_a + path), self._fetch(root_b + path)
+            a, b = self._fetch(root_a + path), self._fetch(root_b + moved.get(path, path))
             assert a is not None and b is not None
             same = a.body == b.body
             identical += same

@@ -212,6 +212,30 @@ class MirrorCluster(Base):
     canonical: Mapped[bool] = mapped_column(Boolean)
 
 
+class ReplicatedCollection(Base):
+    """A cluster of replicated collections found bottom-up (``detectors.collections``):
+    ``cardinality`` replicas of ``size`` pages each."""
+
+    __tablename__ = "replicated_collections"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    cardinality: Mapped[int] = mapped_column(Integer)
+    size: Mapped[int] = mapped_column(Integer)
+    detected_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class CollectionPage(Base):
+    """Page ``position`` of replica ``replica`` of a replicated collection; pages of one
+    position in all replicas are near duplicates of each other."""
+
+    __tablename__ = "collection_pages"
+
+    collection_id: Mapped[int] = mapped_column(ForeignKey("replicated_collections.id", ondelete="CASCADE"), primary_key=True)
+    replica: Mapped[int] = mapped_column(Integer, primary_key=True)
+    position: Mapped[int] = mapped_column(Integer, primary_key=True)
+    page_id: Mapped[int] = mapped_column(ForeignKey("pages.id", ondelete="CASCADE"))
+
+
 class HostVerdict(Base):
     """A host's spam or trap verdict (``kind``): score, whether it is flagged, and why."""
 

@@ -88,6 +88,15 @@ class SketchRow(TypedDict):
     sketch: SketchRecord
 
 
+class CollectionRow(TypedDict):
+    """A cluster of replicated collections: ``replicas`` are lists of page URLs, the
+    pages of one position in every replica near duplicates of each other."""
+
+    cardinality: int
+    size: int
+    replicas: list[list[str]]
+
+
 class DuplicateClusterRow(TypedDict):
     """A cluster of one offline method; ``members`` are URLs, the representative first."""
 

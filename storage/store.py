@@ -5,14 +5,14 @@ The statements live with their tables, one module a concern: ``crawl`` (runs, ho
 pages, links, and what a resumed crawl reads back), ``duplicates`` (sketches and the
 offline passes' clusters), ``mirrors``, ``spam`` (host verdicts and their evidence),
 ``anchors`` (anchor-bag signatures, pairs and clusters), ``evidence`` (the report's
-reads of what pages said) and ``graph`` (the links read as a graph). Reads return the
-row types of
-``rows``.
+reads of what pages said), ``graph`` (the links read as a graph) and ``collections``
+(replicated collections, found bottom-up). Reads return the row types of ``rows``.
 """
 
 from __future__ import annotations
 
 from mirrorscope.storage.anchors import AnchorTables
+from mirrorscope.storage.collections import CollectionTables
 from mirrorscope.storage.crawl import CrawlTables
 from mirrorscope.storage.db import Access, ensure_schema, make_engine
 from mirrorscope.storage.duplicates import DuplicateTables
@@ -22,7 +22,7 @@ from mirrorscope.storage.mirrors import MirrorTables
 from mirrorscope.storage.spam import SpamTables
 
 
-class Store(CrawlTables, DuplicateTables, MirrorTables, SpamTables, AnchorTables, EvidenceTables, GraphTables):
+class Store(CrawlTables, DuplicateTables, MirrorTables, SpamTables, AnchorTables, EvidenceTables, GraphTables, CollectionTables):
     """A database holding mirrorscope's schema, brought to head when opened."""
 
     def __init__(self, url: str, *, migrate: bool = True, access: Access = "create") -> None:

@@ -228,6 +228,7 @@ def test_every_mirror_kind_is_planted(full_truth: dict) -> None:
         (url(n.CLICK), url(n.CLICK_REPACKAGED)): ("repackaged", "full"),
         (url(n.FAQ_FR), url(n.FAQ_FR_RESERIALISED)): ("reserialised", "full"),
         (url(n.MAINT_ES), url(n.MAINT_ES_ALIAS)): ("alias", "full"),
+        (url(n.DEBREF), url(n.DEBREF_RENAMED, n.DEBREF_RENAMED_PREFIX)): ("renamed", "full"),
     }
     assert {k: (m["kind"], m["level"]) for k, m in mirrors.items()} == expected
     for m in mirrors.values():
@@ -238,6 +239,8 @@ def test_every_mirror_kind_is_planted(full_truth: dict) -> None:
             assert m["identical"] == 0 and m["text_kept"] == m["shared"] == m["a_pages"]
         if m["kind"] == "stale":
             assert m["b_pages"] < m["a_pages"] and m["identical"] == m["text_kept"] < m["shared"]
+        if m["kind"] == "renamed":  # every page re-serialised at a new path; the entry page is the wiki's own
+            assert m["identical"] == 0 and m["text_kept"] == m["shared"] - 1 == m["a_pages"] - 1
         if m["kind"] == "partial":
             assert 0.25 * m["a_pages"] <= m["b_pages"] <= 0.6 * m["a_pages"]
     assert mirrors[(url(n.MAINT_ES), url(n.MAINT_ES_ALIAS))]["same_ip"]

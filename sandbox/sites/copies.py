@@ -4,6 +4,7 @@
 `reserialise` parses every page and writes it out again (re-indented,
 comments gone, attributes in another order, scripts added), `stale_copy`
 keeps an old state of the site (some pages edited since, some missing) and
+`renamed_copy` moves every page to a new path, its links rewritten, and
 `repost` lifts the main text of a few pages into a site of its own (content
 reuse that must not make two hosts mirrors).
 """
@@ -15,9 +16,11 @@ import random
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import replace
+from urllib.parse import urljoin, urlsplit
 
 import lxml.html
 from lxml import etree
+from w3lib.encoding import html_to_unicode
 
 from ..markup import escape
 from ..model import Resource
@@ -208,3 +211,32 @@ def main_of(body: bytes, start: str, end: str) -> str:
 def absolutise(markup: str, base: Callable[[str], str]) -> str:
     """`markup` with every non-fragment href passed through `base` (e.g. made absolute on the original host)."""
     return _HREF.sub(lambda m: f'href="{escape(base(html.unescape(m.group(1))))}"', markup)
+
+
+# -- renamed ---------------------------------------------------------------------------
+
+
+def renamed_copy(resources: dict[str, Resource], rename: Callable[[str], str]) -> tuple[dict[str, Resource], dict[str, str]]:
+    """A copy whose pages moved to new paths (`rename(path)`; "/" stays out, it is an alias
+    of the start page) with their links among each other rewritten to match, as a site
+    imported into another CMS keeps its text and its links but not its URLs; its other
+    files keep their paths. Returns the copy and the map of old page paths to new ones."""
+    moved = {path: rename(path) for path, r in resources.items() if is_html(r) and path != "/"}
+    copy = {path: r for path, r in resources.items() if not is_html(r)}
+    for path, new in moved.items():
+        page = resources[path]
+        # The page's own encoding (header, meta or XML declaration): lxml alone takes bytes without a meta as Latin-1.
+        encoding, _ = html_to_unicode(page.content_type, page.body)
+        document = lxml.html.document_fromstring(page.body, parser=lxml.html.HTMLParser(encoding=encoding))
+
+        def relink(href: str, base: str = path) -> str:
+            target, _, fragment = urljoin(base, href).partition("#")
+            if urlsplit(target).netloc or not target.startswith("/"):
+                return href  # another site's link, or not a link to a path (mailto:)
+            found = moved.get(target, target if target in resources else None)
+            return href if found is None else found + (f"#{fragment}" if fragment else "")
+
+        document.rewrite_links(relink, resolve_base_href=False)
+        document.find("head").insert(0, etree.Element("meta", charset="utf-8"))  # written out as UTF-8, said so
+        copy[new] = replace(page, body=lxml.html.tostring(document, encoding="utf-8", doctype="<!DOCTYPE html>"))
+    return copy, moved
