@@ -268,31 +268,40 @@ class CrawlTables(Tables):
             return set(conn.execute(query).scalars())
 
     def unfetched_targets(
-        self, run_id: int, from_duplicates: bool = True, spam_below: float | None = None
+        self, run_id: int, from_duplicates: bool = True, spam_below: float | None = None, spam_own_links: int = 0
     ) -> list[tuple[str, int]]:
         """Link targets found by ``run_id`` that no page row holds yet, with their depth.
 
         This is the crawl frontier as the store knows it: after a hard kill the crawl
         resumes from here, so nothing the killed process had queued is lost. Links on
         pages recorded as duplicates count only when ``from_duplicates``; with
-        ``spam_below``, links on pages scored that high count only to their own host.
+        ``spam_below``, a page scored that high counts only for its first
+        ``spam_own_links`` links to its own host: the links the live crawl follows to
+        confirm a spam host (``crawler.spam``), not the hundreds a farm page holds.
         """
         target = aliased(Page)
-        query = (
-            select(Link.target_url, func.min(Page.depth) + 1)
-            .join(Page, Page.id == Link.source_page_id)
-            .outerjoin(target, target.url == Link.target_url)
-            .where(Page.crawl_run_id == run_id, target.id.is_(None))
-            .group_by(Link.target_url)
-            .order_by(func.min(Page.depth), Link.target_url)
-        )
+        candidates = select(Link.target_url.label("url"), Page.depth.label("depth"), Link.source_page_id.label("source")).join(
+            Page, Page.id == Link.source_page_id
+        ).where(Page.crawl_run_id == run_id)
         if not from_duplicates:
-            query = query.where(Page.duplicate_of_id.is_(None))
+            candidates = candidates.where(Page.duplicate_of_id.is_(None))
         if spam_below is not None:
-            # A spam page's links to its own host are followed until the host is judged.
-            query = query.join(Host, Host.id == Page.host_id).where(
-                or_(Page.spam_score.is_(None), Page.spam_score < spam_below, Link.target_host == Host.name)
+            spam_page = Page.spam_score >= spam_below
+            own_rank = func.row_number().over(partition_by=Link.source_page_id, order_by=Link.position).label("rank")
+            own = candidates.add_columns(own_rank).join(Host, Host.id == Page.host_id).where(
+                spam_page, Link.target_host == Host.name
+            ).subquery()
+            candidates = candidates.where(or_(Page.spam_score.is_(None), ~spam_page)).union_all(
+                select(own.c.url, own.c.depth, own.c.source).where(own.c.rank <= spam_own_links)
             )
+        found = candidates.subquery()
+        query = (
+            select(found.c.url, func.min(found.c.depth) + 1)
+            .outerjoin(target, target.url == found.c.url)
+            .where(target.id.is_(None))
+            .group_by(found.c.url)
+            .order_by(func.min(found.c.depth), found.c.url)
+        )
         return cast(list[tuple[str, int]], self._tuples(query))
 
     def duplicate_outlinks(self, run_id: int, hosts: Sequence[str]) -> list[tuple[str, str, str, int]]:

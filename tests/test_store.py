@@ -72,6 +72,24 @@ def test_unfetched_targets_are_the_frontier(db_url: str) -> None:
     store.close()
 
 
+def test_a_spam_page_adds_to_the_frontier_only_the_own_host_links_that_confirm_it(db_url: str) -> None:
+    """As the live gate (``crawler.spam``): a page scored spam is followed only to its own
+    host and only for its first few links there; a resumed crawl must not queue the
+    hundred links of a farm page a killed crawl had stored."""
+    store = Store(db_url)
+    run = store.start_run([], {})
+    farm = tuple(f"http://farm.test/{n}" for n in range(5)) + ("http://victim.test/",)
+    store.write_pages([
+        page("http://good.test/", 0, ("http://farm.test/", "http://good.test/a")),
+        page("http://farm.test/", 1, farm, spam_score=0.9),
+    ], run)
+    targets = store.unfetched_targets(run, spam_below=0.5, spam_own_links=2)
+    assert targets == [("http://good.test/a", 1), ("http://farm.test/0", 2), ("http://farm.test/1", 2)]
+    assert [u for u, _ in store.unfetched_targets(run, spam_below=0.5)] == ["http://good.test/a"]
+    assert len(store.unfetched_targets(run)) == 1 + len(farm)
+    store.close()
+
+
 def test_fingerprints_keep_all_64_bits(db_url: str) -> None:
     store = Store(db_url)
     run = store.start_run([], {})

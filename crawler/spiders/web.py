@@ -289,11 +289,15 @@ class WebSpider(Spider):
 
     def _stored_frontier(self) -> list[tuple[str, int]]:
         """The stored links without a page, but those the crawl does not follow: the links
-        of duplicates (unless ``EXPAND_DUPLICATES``) and those of spam pages to other hosts
-        (``crawler.spam``; their own host's are refused once it is flagged)."""
+        of duplicates (unless ``EXPAND_DUPLICATES``) and those of spam pages but the one to
+        their own host that the live gate follows (``crawler.spam``)."""
         settings = self.crawler.settings
         spam = SPAM_SCORE if settings.getbool("SPAM_DETECTION_ENABLED") else None
-        return self.store.unfetched_targets(self.run_id, from_duplicates=settings.getbool("EXPAND_DUPLICATES"), spam_below=spam)
+        return self.store.unfetched_targets(
+            self.run_id, from_duplicates=settings.getbool("EXPAND_DUPLICATES"), spam_below=spam,
+            # The live gate follows a host's first spam page to one more of its pages.
+            spam_own_links=settings.getint("SPAM_CONFIRM_PAGES") - 1,
+        )
 
     def closed(self, reason: str) -> None:
         if "analyser" in self.__dict__:
