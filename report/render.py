@@ -59,7 +59,9 @@ def add_text_column(table: Table, header: str, max_width: int | None = None) -> 
 
 
 def render_json(report: dict[str, Any]) -> str:
-    return json.dumps(report, indent=2, sort_keys=False, ensure_ascii=True) + "\n"
+    # ensure_ascii escapes every control character but DEL, which is ASCII; in JSON text it
+    # can only stand inside a string, where its escape means the same.
+    return json.dumps(report, indent=2, sort_keys=False, ensure_ascii=True).replace("\x7f", "\\u007f") + "\n"
 
 
 def render_csv(report: dict[str, Any]) -> str:

@@ -31,11 +31,11 @@ from mirrorscope.storage.db import current_revision, downgrade, head_revision, m
 from mirrorscope.storage.store import Store
 from tests.helpers import crawl_world, mirror_report, project_crawler, run_cli, scrapy_crawl
 
-#: What a hostile page or argument carries: an ANSI colour escape, a bell and a
+#: What a hostile page or argument carries: an ANSI colour escape, a bell, a DEL and a
 #: right-to-left override; none may reach a terminal raw.
-HOSTILE = "\x1b[31mred\x07bell\u202eevil"
-RAW = ("\x1b", "\x07", "\u202e")
-SHOWN = "\\x1b[31mred\\x07bell\\u202eevil"
+HOSTILE = "\x1b[31mred\x07bell\x7f\u202eevil"
+RAW = ("\x1b", "\x07", "\x7f", "\u202e")
+SHOWN = "\\x1b[31mred\\x07bell\\x7f\\u202eevil"
 #: A seed that is never fetched: every case below is refused before the crawl starts.
 SEED = "http://127.0.0.1:9/"
 
@@ -240,7 +240,7 @@ def hostile_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Pa
     """A finished crawl of a host whose title and anchor text hold ``HOSTILE`` (as
     character references): (the store's file, the host's name)."""
     tmp = tmp_path_factory.mktemp("hostile")
-    hostile = "&#27;[31mred&#7;bell&#x202E;evil"
+    hostile = "&#27;[31mred&#7;bell&#127;&#x202E;evil"
     index = f"<html><head><title>{hostile}</title></head><body><p>An index of notes on tides and weather.</p>" \
             f'<a href="/a.html">{hostile} tide tables</a> <a href="/b.html">weather notes</a></body></html>'
     pages = {"/": Resource(body=index.encode())}
@@ -258,7 +258,7 @@ def test_titles_with_control_characters_are_stored_raw_and_never_shown_raw(hosti
     titles = {p["url"].split("/", 3)[-1]: p["title"] for p in store.pages()}
     target = next(p["url"] for p in store.pages() if p["url"].endswith("/a.html"))
     store.close()
-    assert titles[""] == "\x1b[31mred\x07bell\u202eevil" and titles["a.html"].startswith(HOSTILE)
+    assert titles[""] == HOSTILE and titles["a.html"].startswith(HOSTILE)
     results = [mirror_report("report", "--db", url)]
     results += [in_process(capsys, *args, "--db", url) for args in (["--format", "csv"], ["--format", "json"], ["duplicates"], ["similar", target])]
     for result in results:
@@ -340,6 +340,6 @@ def test_every_renderer_neutralises_every_crawled_string() -> None:
     }
     for name, output in outputs.items():
         assert not any(c in output for c in RAW), name
-        assert SHOWN in output or "\\u001b[31mred\\u0007bell\\u202eevil" in output, name
+        assert SHOWN in output or "\\u001b[31mred\\u0007bell\\u007f\\u202eevil" in output, name
     assert "'=\\x1b" in outputs["csv"] and "'@\\x1b" in outputs["duplicates csv"]
     assert outputs["csv"].splitlines()[0].endswith(SHOWN)
