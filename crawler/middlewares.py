@@ -11,6 +11,7 @@ from scrapy.downloadermiddlewares.redirect import RedirectMiddleware
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware as ScrapyRobotsTxtMiddleware
 from scrapy.exceptions import CannotResolveHostError, DownloadConnectionRefusedError, IgnoreRequest
 from scrapy.http.request import NO_CALLBACK
+from scrapy.robotstxt import ProtegoRobotParser
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
@@ -130,6 +131,40 @@ class HostPolicyMiddleware:
                 logger.warning("refused %s: private address %s (set ALLOW_PRIVATE_ADDRESSES to crawl it)", hostname, address)
             raise RefusedRequest("refused-private", f"private address {address}")
         return None
+
+
+#: Byte-order marks of the encodings a robots.txt is found in besides UTF-8 (longest first:
+#: UTF-32's little-endian mark starts with UTF-16's).
+_ROBOTS_BOMS = (
+    (b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\x00\xfe\xff", "utf-32-be"),
+    (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"),
+)
+
+
+def robots_text(body: bytes) -> bytes:
+    """``body`` as UTF-8, from the encoding its byte-order mark names or, without one, from
+    UTF-16 when every other byte of its start is NUL (as ASCII rules in UTF-16 are)."""
+    for bom, encoding in _ROBOTS_BOMS:
+        if body.startswith(bom):
+            return body[len(bom):].decode(encoding, errors="replace").encode("utf-8")
+    start = body[:64]
+    if len(start) >= 4 and start.count(0) * 2 >= len(start) - 1:
+        encoding = "utf-16-be" if start[0] == 0 else "utf-16-le"
+        return body.decode(encoding, errors="replace").encode("utf-8")
+    return body
+
+
+class EncodedRobotParser(ProtegoRobotParser):
+    """Scrapy's Protego parser for a robots.txt in UTF-16 or UTF-32 as well.
+
+    RFC 9309 asks for UTF-8 and Scrapy decodes UTF-8, ignoring what is not: a file saved
+    as "Unicode" by a Windows editor then reads as NUL-separated letters, no rule
+    parses, and everything is allowed, ``Disallow: /`` included. Other single-byte
+    encodings keep their ASCII rules under Scrapy's reading (only non-ASCII path bytes
+    drop out), so they are left to it."""
+
+    def __init__(self, robotstxt_body: bytes, spider: Spider | None):
+        super().__init__(robots_text(robotstxt_body), spider)
 
 
 class _Unreachable:

@@ -71,6 +71,8 @@ URL_MAX_LENGTH = 2048
 
 # --- politeness ------------------------------------------------------------------------
 ROBOTSTXT_OBEY = True
+# Protego, reading a UTF-16 robots.txt too (Scrapy's reading of one allows everything).
+ROBOTSTXT_PARSER = "mirrorscope.crawler.middlewares.EncodedRobotParser"
 CONCURRENT_REQUESTS = 32
 # Items and requests of one response processed at once. Scrapy starts this many asyncio
 # tasks for every response's output (100 by default), and a page yields one item (its
