@@ -26,9 +26,11 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
+from mirrorscope.detectors.mirror_validation import sample_mapped_paths
 from mirrorscope.detectors.mirrors import CandidatePair, judge, sample_paths
 from mirrorscope.detectors.sketch import DocumentSketch, signature_agreement
 from mirrorscope.detectors.traps import calendar_like, url_trap_reasons
+from mirrorscope.jobs.collections import collection_candidates
 from mirrorscope.jobs.mirrors import HostView
 from mirrorscope.report.document import build_report
 from mirrorscope.settings import MIRROR_SAMPLE_PATHS
@@ -128,6 +130,16 @@ def _host_view(store: Store, hosts: list[str]) -> HostView:
     return view
 
 
+def _counterparts(store: Store) -> dict[tuple[str, str], dict[str, str]]:
+    """(host A, host B) -> path on A -> path on B, for the host pairs of the stored
+    replicated collections (``jobs.collections``), both ways round."""
+    mapped: dict[tuple[str, str], dict[str, str]] = {}
+    for a, _, b, _, counterparts in collection_candidates(store.replicated_collections()):
+        mapped[(a, b)] = counterparts
+        mapped[(b, a)] = {pb: pa for pa, pb in counterparts.items()}
+    return mapped
+
+
 def mirror_samples(store: Store, mirrors: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     """Per mirror pair of the report (same order): its sampled paths, what the store holds at
     each (the page's outcome; null: never fetched; whether validation fetched it) and the
@@ -137,6 +149,7 @@ def mirror_samples(store: Store, mirrors: list[dict[str, Any]]) -> list[list[dic
         return [[] for _ in mirrors]
     view = _host_view(store, validated)
     profiles = {p.name: p for p in view.profiles()}
+    mapped = _counterparts(store)
     samples: list[list[dict[str, Any]]] = []
     for m in mirrors:
         a, b = urlsplit(m["a"]), urlsplit(m["b"])
@@ -144,7 +157,11 @@ def mirror_samples(store: Store, mirrors: list[dict[str, Any]]) -> list[list[dic
             samples.append([])
             continue
         pair = CandidatePair(a.netloc, b.netloc, a.path or "/", b.path or "/")
-        paths = sample_paths(pair, profiles[pair.a], profiles[pair.b], k=MIRROR_SAMPLE_PATHS)
+        if (counterparts := mapped.get((pair.a, pair.b))) is not None:
+            # Found bottom-up: sampled as validated, each page beside its renamed copy.
+            paths = sample_mapped_paths(pair, profiles[pair.a], profiles[pair.b], counterparts, k=MIRROR_SAMPLE_PATHS)
+        else:
+            paths = sample_paths(pair, profiles[pair.a], profiles[pair.b], k=MIRROR_SAMPLE_PATHS)
         samples.append([
             {"path_a": pa, "path_b": pb, "url_a": f"{a.scheme}://{a.netloc}{pa}", "url_b": f"{b.scheme}://{b.netloc}{pb}",
              **_comparison(view, pair, pa, pb)}

@@ -218,6 +218,12 @@ def test_report_shows_the_collections(store: Store) -> None:
     [entry] = report["collections"]
     assert (entry["cardinality"], entry["size"]) == (2, len(SITE) - 1)
     assert entry["roots"] == [f"http://{ORIGINAL}/", f"http://{COPY}/mirror/docs/"]
+    # The pair's evidence compares each page with its renamed copy, as validation did (the
+    # about page, outside the collection, is looked for by path and was never met).
+    [samples] = report["evidence"]["mirror_samples"]
+    paired = [r for r in samples if r["path_a"] == renamed(r["path_b"])]
+    assert len(paired) >= len(samples) - 2 and any(r["path_b"] == "/api/core.html" for r in paired)
+    assert {r["match"] for r in paired} <= {"identical", "near"}, samples
     console = Console(file=io.StringIO(), width=200)
     render_table(report, console)
     table = console.file.getvalue()  # type: ignore[attr-defined]
