@@ -1,0 +1,97 @@
+"""Term vectors (detectors/term_vectors.py): exact values, layout and round trips."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mirrorscope.detectors.term_vectors import (
+    DocumentFrequencies,
+    TermVectors,
+    count_terms,
+    decode_many,
+    dequantise,
+    encode_many,
+    idf,
+    quantise,
+    select_top,
+    vectors_of,
+)
+
+
+def test_quantise_is_half_octaves_in_four_bits() -> None:
+    assert quantise([1, 2, 3, 4, 181, 1000]).tolist() == [0, 2, 3, 4, 15, 15]
+    assert dequantise([0, 2, 3]).tolist() == [1.0, 2.0, pytest.approx(2 ** 1.5)]
+    # Every count up to 181 reads back within half a step (a factor of 2 ** 0.25).
+    tf = np.arange(1, 182)
+    assert np.all(np.abs(np.log2(dequantise(quantise(tf)) / tf)) <= 0.25 + 1e-12)
+
+
+def test_count_terms_gives_csr_counts() -> None:
+    offsets, ids, counts = count_terms([0, 0, 1, 0], [5, 3, 5, 5], 3)
+    assert offsets.tolist() == [0, 2, 3, 3]
+    assert ids.tolist() == [3, 5, 5]
+    assert counts.tolist() == [1, 2, 1]
+
+
+def test_idf_is_smoothed() -> None:
+    assert idf([0, 1, 3], 3).tolist() == pytest.approx([np.log(4) + 1, np.log(2) + 1, 1.0])
+
+
+def test_select_top_keeps_heaviest_ids_ascending() -> None:
+    # Weights 5, 4, 2 and, in the second row, a tie broken by the smaller id.
+    v = select_top([0, 3, 5], [1, 2, 3, 7, 9], [1, 4, 2, 3, 3], [5, 1, 1, 1, 1], k=2)
+    assert v.offsets.tolist() == [0, 2, 4]
+    assert v.term_ids.tolist() == [1, 2, 7, 9]
+    assert v.levels.tolist() == [0, 4, 3, 3]
+    v = select_top([0, 3, 5], [1, 2, 3, 7, 9], [1, 4, 2, 3, 4], [5, 1, 1, 1, 1], k=1)
+    assert v.term_ids.tolist() == [1, 9]
+    with pytest.raises(ValueError):
+        select_top([0], [], [], [], k=0)
+
+
+def test_encode_layout_is_exact() -> None:
+    v = TermVectors(np.array([0, 3, 3, 4]), np.array([3, 5, 200, 0]), np.array([1, 2, 15, 7], dtype=np.uint8))
+    blobs = encode_many(v)
+    assert blobs == [bytes([3, 0x12, 0xF0, 3, 1, 0xC2, 1]), bytes([0]), bytes([1, 0x70, 0])]
+    back = decode_many(blobs)
+    assert back.offsets.tolist() == [0, 3, 3, 4]
+    assert back.term_ids.tolist() == [3, 5, 200, 0]
+    assert back.levels.tolist() == [1, 2, 15, 7]
+
+
+def test_round_trip_of_many_random_vectors() -> None:
+    rng = np.random.default_rng(7)
+    sizes = rng.integers(0, 51, size=300)
+    ids = np.concatenate([np.sort(rng.choice(2_000_000, size=s, replace=False)) for s in sizes])
+    levels = rng.integers(0, 16, size=ids.size).astype(np.uint8)
+    v = TermVectors(np.concatenate(([0], np.cumsum(sizes))), ids, levels)
+    back = decode_many(encode_many(v))
+    assert np.array_equal(back.offsets, v.offsets)
+    assert np.array_equal(back.term_ids, ids)
+    assert np.array_equal(back.levels, levels)
+    assert decode_many([]).term_ids.size == 0
+
+
+def test_encode_refuses_unsorted_and_decode_refuses_garbage() -> None:
+    with pytest.raises(ValueError):
+        encode_many(TermVectors(np.array([0, 2]), np.array([5, 3]), np.zeros(2, dtype=np.uint8)))
+    with pytest.raises(ValueError):
+        decode_many([b""])
+    with pytest.raises(ValueError):
+        decode_many([bytes([3, 0, 0, 1])])
+
+
+def test_vectors_of_counts_frequencies_then_selects() -> None:
+    frequencies = DocumentFrequencies()
+    # Page 0: term 0 twice, term 1 once; page 1: term 1 three times, term 2 once.
+    v = vectors_of([0, 0, 0, 1, 1, 1, 1], [0, 0, 1, 1, 1, 1, 2], 2, frequencies, k=1)
+    assert frequencies.df.tolist() == [1, 2, 1]
+    assert frequencies.n_documents == 2
+    # idf: term 0 and 2 ln(3/2)+1 = 1.405, term 1 ln(3/3)+1 = 1: page 0 keeps term 0 (2.81 > 1),
+    # page 1 keeps term 1 (3 > 1.405).
+    assert v.term_ids.tolist() == [0, 1]
+    assert v.levels.tolist() == [2, 3]
+    ids, increments = frequencies.take_pending()
+    assert ids.tolist() == [0, 1, 2] and increments.tolist() == [1, 2, 1]
+    assert frequencies.take_pending()[0].size == 0
