@@ -95,3 +95,46 @@ def test_vectors_of_counts_frequencies_then_selects() -> None:
     ids, increments = frequencies.take_pending()
     assert ids.tolist() == [0, 1, 2] and increments.tolist() == [1, 2, 1]
     assert frequencies.take_pending()[0].size == 0
+
+
+# -- the store ------------------------------------------------------------------------------
+
+
+def test_store_round_trip(db_url: str) -> None:
+    from mirrorscope.storage.store import Store
+    from tests.helpers import page
+
+    store = Store(db_url)
+    try:
+        ids = store.term_ids(["apt", "debian", "日本"])
+        assert len(set(ids)) == 3
+        # The same terms again, with a new one: stored ids kept, the new one added.
+        again = store.term_ids(["debian", "dpkg", "apt"])
+        assert again[0] == ids[1] and again[2] == ids[0] and again[1] not in ids
+        store.add_document_frequencies([ids[0], ids[1]], [2, 1])
+        store.add_document_frequencies([ids[0]], [3])
+        dictionary = {term: (tid, df) for tid, term, df in store.term_dictionary()}
+        assert dictionary == {"apt": (ids[0], 5), "debian": (ids[1], 1), "日本": (ids[2], 0), "dpkg": (again[1], 0)}
+
+        v = TermVectors(np.array([0, 2, 3]), np.array(sorted(ids[:2]) + [ids[2]]), np.array([3, 0, 15], dtype=np.uint8))
+        blobs = encode_many(v)
+        records = [page("http://a.test/1", term_vector=(2, blobs[0])), page("http://a.test/2", term_vector=(1, blobs[1])),
+                   page("http://a.test/3")]
+        assert store.write_pages(records, None).stored == 3
+        rows = [row for batch in store.term_vector_batches() for row in batch]
+        assert [url for _, url, _ in rows] == ["http://a.test/1", "http://a.test/2"]
+        assert [data for _, _, data in rows] == blobs
+        assert store.term_vector_count() == 2
+        back = decode_many([data for _, _, data in rows])
+        assert back.term_ids.tolist() == v.term_ids.tolist() and back.levels.tolist() == [3, 0, 15]
+        # A re-fetched page without a vector loses its old one.
+        store.write_pages([page("http://a.test/2")], None)
+        assert store.term_vector_count() == 1
+
+        store.replace_topics({"k": 2, "loss": [0.5, 0.25]}, [("mirror", "http://a.test/", 2, ["apt", "<b>"])])
+        assert store.coclustering() == {"k": 2, "loss": [0.5, 0.25]}
+        assert store.topic_labels() == [{"kind": "mirror", "subject": "http://a.test/", "pages": 2, "terms": ["apt", "<b>"]}]
+        store.replace_topics({"k": 3}, [])
+        assert store.coclustering() == {"k": 3} and store.topic_labels() == []
+    finally:
+        store.close()
