@@ -116,16 +116,22 @@ def dequantise(levels: ArrayLike) -> np.ndarray:
     return np.exp2(np.asarray(levels, dtype=np.float64) / 2.0)
 
 
-def count_terms(rows: ArrayLike, term_ids: ArrayLike, n_rows: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Occurrences (row, term id) as CSR counts: (offsets (n_rows + 1,), term ids
-    ascending within each row, counts), all int64."""
+def count_terms(
+    rows: ArrayLike, term_ids: ArrayLike, n_rows: int, counts: ArrayLike | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Occurrences (row, term id), each ``counts`` times (once without), as CSR counts:
+    (offsets (n_rows + 1,), term ids ascending within each row, counts), all int64."""
     r = np.asarray(rows, dtype=np.int64)
     t = np.asarray(term_ids, dtype=np.int64)
     if r.size and (r.min() < 0 or r.max() >= n_rows):
         raise ValueError("rows must lie in [0, n_rows)")
     width = int(t.max()) + 1 if t.size else 1
-    keys = np.sort(r * width + t)
+    keys = r * width + t
+    order = np.argsort(keys, kind="stable")
+    keys = keys[order]
     starts, lengths = runs(keys)
+    if counts is not None and starts.size:
+        lengths = np.add.reduceat(np.asarray(counts, dtype=np.int64)[order], starts)
     first = keys[starts]
     row_of = first // width
     offsets = np.zeros(n_rows + 1, dtype=np.int64)
@@ -249,10 +255,13 @@ class DocumentFrequencies:
         return ids, increments
 
 
-def vectors_of(rows: ArrayLike, term_ids: ArrayLike, n_rows: int, frequencies: DocumentFrequencies, k: int = TOP_TERMS) -> TermVectors:
-    """The term vectors of ``n_rows`` pages whose term occurrences are (row, term id),
-    counted into ``frequencies`` first, so each page weighs its terms against the pages
-    before it and itself."""
-    offsets, ids, counts = count_terms(rows, term_ids, n_rows)
+def vectors_of(
+    rows: ArrayLike, term_ids: ArrayLike, n_rows: int, frequencies: DocumentFrequencies,
+    counts: ArrayLike | None = None, k: int = TOP_TERMS,
+) -> TermVectors:
+    """The term vectors of ``n_rows`` pages whose term occurrences are (row, term id)
+    (each ``counts`` times), counted into ``frequencies`` first, so each page weighs its
+    terms against the pages before it and itself."""
+    offsets, ids, counts = count_terms(rows, term_ids, n_rows, counts)
     frequencies.add(offsets, ids)
     return select_top(offsets, ids, counts, idf(frequencies.df[ids], frequencies.n_documents), k)

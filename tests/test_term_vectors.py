@@ -86,6 +86,8 @@ def test_vectors_of_counts_frequencies_then_selects() -> None:
     frequencies = DocumentFrequencies()
     # Page 0: term 0 twice, term 1 once; page 1: term 1 three times, term 2 once.
     v = vectors_of([0, 0, 0, 1, 1, 1, 1], [0, 0, 1, 1, 1, 1, 2], 2, frequencies, k=1)
+    same = vectors_of([0, 0, 1, 1], [0, 1, 1, 2], 2, DocumentFrequencies(), [2, 1, 3, 1], k=1)
+    assert same.term_ids.tolist() == [0, 1] and same.levels.tolist() == [2, 3]
     assert frequencies.df.tolist() == [1, 2, 1]
     assert frequencies.n_documents == 2
     # idf: term 0 and 2 ln(3/2)+1 = 1.405, term 1 ln(3/3)+1 = 1: page 0 keeps term 0 (2.81 > 1),
@@ -136,5 +138,59 @@ def test_store_round_trip(db_url: str) -> None:
         assert store.topic_labels() == [{"kind": "mirror", "subject": "http://a.test/", "pages": 2, "terms": ["apt", "<b>"]}]
         store.replace_topics({"k": 3}, [])
         assert store.coclustering() == {"k": 3} and store.topic_labels() == []
+    finally:
+        store.close()
+
+
+def test_count_terms_with_counts_sums_them() -> None:
+    offsets, ids, counts = count_terms([1, 0, 1], [4, 2, 4], 2, counts=[3, 1, 2])
+    assert offsets.tolist() == [0, 1, 2] and ids.tolist() == [2, 4] and counts.tolist() == [1, 5]
+
+
+# -- the crawl's pipeline -------------------------------------------------------------------
+
+
+def test_pipeline_is_absent_when_switched_off() -> None:
+    from scrapy.exceptions import NotConfigured
+
+    from mirrorscope.crawler.term_vectors import TermVectorPipeline
+    from tests.helpers import project_crawler
+
+    with pytest.raises(NotConfigured):
+        TermVectorPipeline.from_crawler(project_crawler(TERM_VECTORS_ENABLED=False))
+
+
+def test_pipeline_makes_vectors_and_counts_frequencies(sqlite_url: str) -> None:
+    from mirrorscope.crawler.items import PageItem
+    from mirrorscope.crawler.term_vectors import TermVectorPipeline
+    from mirrorscope.storage.store import Store
+    from tests.helpers import page, project_crawler
+
+    store = Store(sqlite_url)
+    try:
+        store.term_ids(["older"])  # an earlier crawl's term keeps its id
+        store.add_document_frequencies([1], [4])
+        pipeline = TermVectorPipeline(project_crawler(), batch_size=2, interval=1.0, flush_pages=2)
+        pipeline.store = store
+        pipeline.ids = {"older": 1}
+        from mirrorscope.detectors.term_vectors import DocumentFrequencies
+
+        pipeline.frequencies = DocumentFrequencies([0, 4], 4)
+        items = [
+            PageItem(page("http://a.test/1"), tokens="the apt apt apt dpkg older x".split()),
+            PageItem(page("http://a.test/2"), tokens="dpkg dpkg of".split()),
+        ]
+        pipeline._vectors(items)
+        ids = {term: tid for tid, term, _ in store.term_dictionary()}
+        assert sorted(ids) == ["apt", "dpkg", "older"]  # stopwords and one-letter words are no terms
+        first = decode_many([items[0].record.term_vector[1]])
+        assert items[0].record.term_vector[0] == 3
+        by_id = dict(zip(first.term_ids.tolist(), first.tf().tolist()))
+        assert by_id == {ids["older"]: 1.0, ids["apt"]: pytest.approx(2 ** 1.5), ids["dpkg"]: 1.0}
+        assert decode_many([items[1].record.term_vector[1]]).term_ids.tolist() == [ids["dpkg"]]
+        # Two pages reached flush_pages: their counts are in the store, added to the earlier ones.
+        df = {term: count for _, term, count in store.term_dictionary()}
+        assert df == {"older": 5, "apt": 1, "dpkg": 2}
+        assert pipeline.frequencies.n_documents == 6
     finally:
         store.close()
