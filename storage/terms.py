@@ -72,13 +72,14 @@ class TermTables(Tables):
             .order_by(TermVector.page_id)
         )
 
-    def replace_topics(self, summary: dict[str, Any], labels: Sequence[tuple[str, str, int, list[str]]]) -> None:
-        """Replace the stored co-clustering summary and the topic labels, each label
-        (kind, subject, pages, terms)."""
+    def replace_topics(self, summary: dict[str, Any] | None, labels: Sequence[tuple[str, str, int, list[str]]]) -> None:
+        """Replace the stored co-clustering summary (None: none, a store without term
+        vectors) and the topic labels, each label (kind, subject, pages, terms)."""
         with self.engine.begin() as conn:
             conn.execute(delete(Coclustering))
             conn.execute(delete(TopicLabel))
-            conn.execute(insert(Coclustering), [{"summary": summary, "computed_at": utc_now()}])
+            if summary is not None:
+                conn.execute(insert(Coclustering), [{"summary": summary, "computed_at": utc_now()}])
             rows = [{"kind": k, "subject": s, "pages": p, "terms": list(t)} for k, s, p, t in labels]
             for chunk in chunks(rows, self.write_batch):
                 conn.execute(insert(TopicLabel), list(chunk))

@@ -114,3 +114,86 @@ def test_labels_rank_the_groups_own_term_cluster_first() -> None:
     assert labels[0].tolist() == [1, 0]  # term 1 weighs 6 in the group, terms 0 and 2 weigh 2 each
     assert labels[1].tolist() == [3, 4]
     assert labels[2].tolist() == []
+
+
+# -- the job and the report -------------------------------------------------------------------
+
+
+def _topic_store(url: str):
+    """A store of 8 pages with term vectors: a mirrored Debian manual on a.test and
+    b.test, Python pages on c.test, and a spam host whose words include markup."""
+    from mirrorscope.detectors.term_vectors import encode_many, TermVectors
+    from mirrorscope.storage.store import Store
+    from tests.helpers import page
+
+    store = Store(url)
+    words = ["apt", "dpkg", "debian", "python", "numpy", "casino", "<b>pills</b>", "install"]
+    ids = dict(zip(words, store.term_ids(words)))
+    pages = {
+        "http://a.test/ref/1": {"apt": 4, "dpkg": 2, "debian": 3}, "http://a.test/ref/2": {"apt": 2, "debian": 1, "install": 1},
+        "http://b.test/ref/1": {"apt": 4, "dpkg": 2, "debian": 3}, "http://b.test/ref/2": {"apt": 2, "debian": 1, "install": 1},
+        "http://c.test/1": {"python": 3, "numpy": 2}, "http://c.test/2": {"python": 1, "numpy": 4, "install": 1},
+        "http://s.test/1": {"casino": 5, "<b>pills</b>": 2}, "http://s.test/2": {"casino": 2, "<b>pills</b>": 3},
+    }
+    records = []
+    for url_, terms in pages.items():
+        pairs = sorted((ids[w], n) for w, n in terms.items())
+        from mirrorscope.detectors.term_vectors import quantise
+
+        v = TermVectors(np.array([0, len(pairs)]), np.array([t for t, _ in pairs]), quantise([n for _, n in pairs]))
+        records.append(page(url_, term_vector=(len(pairs), encode_many(v)[0])))
+    store.write_pages(records, None)
+    store.replace_mirrors([], [[("http://a.test/ref/", True), ("http://b.test/ref/", False)]])
+    store.replace_host_verdicts([{"host": "s.test", "kind": "spam", "flagged": True, "score": 0.9, "pages": 2, "reasons": ["farm"], "features": {}}])
+    return store
+
+
+def test_topics_job_labels_mirror_clusters_and_spam_hosts(sqlite_url: str) -> None:
+    from mirrorscope.jobs.topics import detect_topics
+
+    store = _topic_store(sqlite_url)
+    try:
+        summary = detect_topics(store, k=3, l=3)
+        assert summary["pages"] == 8 and summary["nonzeros"] > 0
+        labels = {(t["kind"], t["subject"]): t for t in store.topic_labels()}
+        mirror = labels[("mirror", "http://a.test/ref/")]
+        assert mirror["pages"] == 4
+        assert set(mirror["terms"][:3]) == {"apt", "dpkg", "debian"}
+        assert set(labels[("spam", "s.test")]["terms"]) == {"casino", "<b>pills</b>"}
+        stored = store.coclustering()
+        assert stored["loss"] == sorted(stored["loss"], reverse=True)
+        assert sum(c["pages"] for c in stored["page_clusters"]) == 8
+    finally:
+        store.close()
+
+
+def test_report_shows_topics_escaped(sqlite_url: str, tmp_path, capsys) -> None:
+    import json
+
+    import jsonschema
+
+    from mirrorscope.jobs.topics import detect_topics
+    from mirrorscope.report.cli import main
+    from mirrorscope.report.document import report_schema
+
+    store = _topic_store(sqlite_url)
+    try:
+        detect_topics(store, k=3, l=3)
+    finally:
+        store.close()
+    assert main(["--db", sqlite_url, "--format", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    jsonschema.validate(document, report_schema(), cls=jsonschema.Draft202012Validator)
+    assert document["mirror_clusters"] == [["http://a.test/ref/", "http://b.test/ref/"]]
+    assert set(document["mirror_cluster_topics"][0][:3]) == {"apt", "dpkg", "debian"}
+    assert {t["kind"] for t in document["topics"]} == {"mirror", "spam"}
+    assert document["coclustering"]["k"] == 3
+    html = tmp_path / "report.html"
+    assert main(["--db", sqlite_url, "--format", "html", "--output", str(html)]) == 0
+    text = html.read_text()
+    assert "&lt;b&gt;pills&lt;/b&gt;" in text and "<b>pills" not in text
+    assert 'id="topics"' in text
+    table = tmp_path / "report.txt"
+    assert main(["--db", sqlite_url, "--output", str(table)]) == 0
+    shown = table.read_text()
+    assert "Topic terms" in shown and "casino" in shown and "apt" in shown
