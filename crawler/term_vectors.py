@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -37,6 +38,25 @@ def _is_term(word: str) -> bool:
     """A content word (``detectors.canonical.content_bag``'s rule) a ``terms`` row holds
     as it is."""
     return len(word) > 1 and word not in STOPWORDS and storable_text(word) == word
+
+
+def make_vectors(
+    token_lists: Sequence[Iterable[str]], ids: dict[str, int], frequencies: DocumentFrequencies,
+    register: Callable[[list[str]], list[int]],
+) -> list[tuple[int, bytes]]:
+    """(terms, bytes) of each page's term vector; ``ids`` (term -> id) grows by the new
+    terms, numbered by ``register``, and ``frequencies`` counts the pages."""
+    counts = [Counter(tokens) for tokens in token_lists]
+    words = [[w for w in c if _is_term(w)] for c in counts]
+    new = sorted({w for page in words for w in page} - ids.keys())
+    if new:
+        ids.update(zip(new, register(new)))
+    term_ids = np.fromiter((ids[w] for page in words for w in page), dtype=np.int64)
+    tf = np.fromiter((c[w] for c, page in zip(counts, words) for w in page), dtype=np.int64)
+    sizes = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+    rows = np.repeat(np.arange(len(words), dtype=np.int64), sizes)
+    vectors = vectors_of(rows, term_ids, len(words), frequencies, tf)
+    return list(zip(vectors.sizes.tolist(), encode_many(vectors)))
 
 
 class TermVectorPipeline(BatchThreadPipeline):
@@ -86,19 +106,9 @@ class TermVectorPipeline(BatchThreadPipeline):
             self.crawler.stats.inc_value("mirrorscope/term_vectors/errors", len(items))
 
     def _vectors(self, items: list[PageItem]) -> None:
-        counts = [Counter(item.tokens or ()) for item in items]
-        words = [[w for w in c if _is_term(w)] for c in counts]
-        new = sorted({w for page in words for w in page} - self.ids.keys())
-        if new:
-            self.ids.update(zip(new, self.store.term_ids(new)))
-        ids = self.ids
-        term_ids = np.fromiter((ids[w] for page in words for w in page), dtype=np.int64)
-        tf = np.fromiter((c[w] for c, page in zip(counts, words) for w in page), dtype=np.int64)
-        sizes = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
-        rows = np.repeat(np.arange(len(items), dtype=np.int64), sizes)
-        vectors = vectors_of(rows, term_ids, len(items), self.frequencies, tf)
-        for item, size, blob in zip(items, vectors.sizes.tolist(), encode_many(vectors)):
-            item.record.term_vector = (size, blob)
+        made = make_vectors([item.tokens or () for item in items], self.ids, self.frequencies, self.store.term_ids)
+        for item, vector in zip(items, made):
+            item.record.term_vector = vector
         self.crawler.stats.inc_value("mirrorscope/term_vectors/pages", len(items))
         self.since_flush += len(items)
         if self.since_flush >= self.flush_pages:
