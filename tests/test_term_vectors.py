@@ -17,6 +17,7 @@ from mirrorscope.detectors.term_vectors import (
     select_top,
     vectors_of,
 )
+from tests.helpers import requires_real_pages
 
 
 def test_quantise_is_half_octaves_in_four_bits() -> None:
@@ -194,3 +195,57 @@ def test_pipeline_makes_vectors_and_counts_frequencies(sqlite_url: str) -> None:
         assert pipeline.frequencies.n_documents == 6
     finally:
         store.close()
+
+
+# -- a real crawl of the real-page world ------------------------------------------------------
+
+
+@pytest.mark.timeout(900)
+@requires_real_pages
+def test_real_crawl_labels_mirror_clusters_with_their_documents_terms(tmp_path) -> None:
+    """The small real-page world crawled with the defaults, then ``mirror-report detect``:
+    every HTML page has a vector, and each mirror cluster's topic terms are words of its
+    own pages (the Jinja copy's name, the Werkzeug manual's API words, the French Debian
+    guide's "paquet", the Chinese Debian Reference's bigrams)."""
+    import json
+    from urllib.parse import urlsplit
+
+    from mirrorscope.jobs.topics import mirror_cluster_pages
+    from mirrorscope.sandbox import build_real_world
+    from mirrorscope.storage.store import Store
+    from tests.helpers import crawl_world, mirror_report
+
+    db_url = f"sqlite:///{tmp_path / 'store.db'}"
+    crawl_world(build_real_world(0, small=True), tmp_path, db_url, "-s", "RESOLVE_ONLY_HOSTS_FILE=True")
+    detect = mirror_report("detect", "--db", db_url, timeout=600)
+    assert detect.returncode == 0, detect.stderr[-2000:]
+    assert "topics:" in detect.stderr
+    shown = mirror_report("--db", db_url, "--format", "json")
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    report = json.loads(shown.stdout)
+
+    store = Store(db_url, access="read")
+    try:
+        assert store.term_vector_count() == len(store.sketches()) > 200
+        rows = [row for batch in store.term_vector_batches() for row in batch]
+        words = {tid: term for tid, term, _ in store.term_dictionary()}
+    finally:
+        store.close()
+    urls = [url for _, url, _ in rows]
+    vectors = decode_many([bytes(data) for _, _, data in rows])
+    assert 60 < np.mean([len(data) for _, _, data in rows]) < 130  # about 100 bytes a page
+    assert report["coclustering"]["loss"] == sorted(report["coclustering"]["loss"], reverse=True)
+
+    clusters = report["mirror_clusters"]
+    labels = dict(zip((c[0] for c in clusters), report["mirror_cluster_topics"]))
+    assert len(labels) >= 5 and all(labels.values()), labels
+    group = mirror_cluster_pages(urls, clusters)
+    for number, cluster in enumerate(clusters):
+        # Every label term is in the vector of a page of that cluster.
+        own = {words[t] for t in vectors.term_ids[np.isin(vectors.rows, np.flatnonzero(group == number))].tolist()}
+        assert set(report["mirror_cluster_topics"][number]) <= own, cluster
+    by_host = {urlsplit(root).hostname: terms for c, terms in zip(clusters, report["mirror_cluster_topics"]) for root in c}
+    assert "jinja2" in by_host["archive.opendocs-library.org"]
+    assert {"werkzeug", "datastructures", "wrappers", "environ", "request", "response", "multidict"} & set(by_host["werkzeug.wsgi-toolkit.org"])
+    assert "paquet" in by_host["debian.miroir-docs.fr"]
+    assert any("\u4e00" <= ch <= "\u9fff" for term in by_host["reference.debian-tw.org"] for ch in term)
