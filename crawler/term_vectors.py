@@ -47,7 +47,8 @@ def make_vectors(
     """(terms, bytes) of each page's term vector; ``ids`` (term -> id) grows by the new
     terms, numbered by ``register``, and ``frequencies`` counts the pages."""
     counts = [Counter(tokens) for tokens in token_lists]
-    words = [[w for w in c if _is_term(w)] for c in counts]
+    # A word in the dictionary is a term already: one dict look-up for most words.
+    words = [[w for w in c if w in ids or _is_term(w)] for c in counts]
     new = sorted({w for page in words for w in page} - ids.keys())
     if new:
         ids.update(zip(new, register(new)))
