@@ -180,7 +180,8 @@ def _conditional_log(joint: np.ndarray, marginal: np.ndarray, axis: int) -> np.n
 def _reassign(aggregate: np.ndarray, log_q: np.ndarray, current: np.ndarray) -> tuple[np.ndarray, int]:
     """Each row of ``aggregate`` (p(x, ŷ), or p(x̂, y) transposed) to the cluster
     maximising aggregate · log_q, staying unless another is strictly better."""
-    score = aggregate @ log_q.T
+    # einsum, not BLAS: threaded BLAS on matrices this thin spent 3x the wall time waiting on a busy machine.
+    score = np.einsum("ij,kj->ik", aggregate, log_q)
     best = np.argmax(score, axis=1)
     index = np.arange(current.size)
     moves = score[index, best] > score[index, current] + _MOVE_GAIN
