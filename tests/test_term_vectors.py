@@ -249,3 +249,30 @@ def test_real_crawl_labels_mirror_clusters_with_their_documents_terms(tmp_path) 
     assert {"werkzeug", "datastructures", "wrappers", "environ", "request", "response", "multidict"} & set(by_host["werkzeug.wsgi-toolkit.org"])
     assert "paquet" in by_host["debian.miroir-docs.fr"]
     assert any("\u4e00" <= ch <= "\u9fff" for term in by_host["reference.debian-tw.org"] for ch in term)
+
+
+def test_a_crawl_stores_a_vector_for_every_sketched_page(tmp_path, db_url: str) -> None:
+    """The standard sandbox world crawled with the defaults, on SQLite and PostgreSQL:
+    every sketched (HTML) page has a term vector, the dictionary holds each vector's terms,
+    and the document frequencies were written at close."""
+    from mirrorscope.sandbox import build_world
+    from mirrorscope.storage.store import Store
+    from tests.helpers import crawl_world
+
+    crawl_world(build_world(0), tmp_path, db_url)
+    store = Store(db_url, access="read")
+    try:
+        sketched = len(store.sketches())
+        blobs = [bytes(data) for batch in store.term_vector_batches() for _, _, data in batch]
+        dictionary = store.term_dictionary()
+    finally:
+        store.close()
+    assert len(blobs) == sketched > 20
+    vectors = decode_many(blobs)
+    ids = {tid for tid, _, _ in dictionary}
+    assert set(vectors.term_ids.tolist()) <= ids
+    df = {tid: count for tid, _, count in dictionary}
+    # A term in k vectors was in at least k pages.
+    in_vectors = np.bincount(vectors.term_ids)
+    assert all(df[t] >= in_vectors[t] for t in np.flatnonzero(in_vectors).tolist())
+    assert max(df.values()) <= sketched
