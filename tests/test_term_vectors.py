@@ -206,7 +206,8 @@ def test_real_crawl_labels_mirror_clusters_with_their_documents_terms(tmp_path) 
     """The small real-page world crawled with the defaults, then ``mirror-report detect``:
     every HTML page has a vector, and each mirror cluster's topic terms are words of its
     own pages (the Jinja copy's name, the Werkzeug manual's API words, the French Debian
-    guide's "paquet", the Chinese Debian Reference's bigrams)."""
+    guide's "paquet", the Chinese Debian Reference's bigrams). Note what it cannot ask:
+    stopwords are English only, so a German copy's label is German function words."""
     import json
     from urllib.parse import urlsplit
 
@@ -245,9 +246,10 @@ def test_real_crawl_labels_mirror_clusters_with_their_documents_terms(tmp_path) 
         own = {words[t] for t in vectors.term_ids[np.isin(vectors.rows, np.flatnonzero(group == number))].tolist()}
         assert set(report["mirror_cluster_topics"][number]) <= own, cluster
     by_host = {urlsplit(root).hostname: terms for c, terms in zip(clusters, report["mirror_cluster_topics"]) for root in c}
-    assert "jinja2" in by_host["archive.opendocs-library.org"]
+    # Which pages of a copy the crawl holds varies from run to run, and the label's order with it.
+    assert {"jinja2", "jinja", "template", "templates"} & set(by_host["archive.opendocs-library.org"])
     assert {"werkzeug", "datastructures", "wrappers", "environ", "request", "response", "multidict"} & set(by_host["werkzeug.wsgi-toolkit.org"])
-    assert "paquet" in by_host["debian.miroir-docs.fr"]
+    assert {"paquet", "paquets", "debian", "dpkg"} & set(by_host["debian.miroir-docs.fr"])
     assert any("\u4e00" <= ch <= "\u9fff" for term in by_host["reference.debian-tw.org"] for ch in term)
 
 
