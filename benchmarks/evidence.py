@@ -20,7 +20,9 @@ as ``benchmarks/realworld.py`` does), then on each store:
   ``broder`` near-duplicate clusters), and the false host pairs the bottom-up candidates
   add (target 0).
 
-The issue's last line also names ``cocluster_s``: its item 5, not built here.
+- **co-clustering** (item 5): seconds to co-cluster the store's term vectors as
+  ``mirror-report detect`` does (``benchmarks/term_vectors.py`` ``cocluster_figures``:
+  the tf·idf page-term matrix, k = 16, l = 32, 20 iterations), median of ``--runs``.
 
     python benchmarks/evidence.py [--seed 0] [--max-pages 6000] [--runs 3] [--worlds real,full]
 
@@ -28,8 +30,8 @@ Last line (real-page world): ``graph_bytes_per_link=.. csr_bytes_per_link=..
 table_bytes_per_link=.. build_s_per_million_links=.. spam_f1_content=..
 spam_f1_with_links=.. mirror_recall_topdown=.. mirror_recall_with_bottomup=..
 mirror_new_false_pairs=.. collections=..``, then the full world's ``full_spam_f1_content=..
-full_spam_f1_with_links=.. full_mirror_recall_topdown=..`` (and the other mirror figures) and
-the load averages at start and end.
+full_spam_f1_with_links=.. full_mirror_recall_topdown=..`` (and the other mirror figures),
+the real-page world's ``cocluster_s=..`` and the load averages at start and end.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from realworld import crawl, f1, name  # noqa: E402
+from term_vectors import cocluster_figures  # noqa: E402
 
 from mirrorscope.detectors.linkgraph import LinkGraph  # noqa: E402
 from mirrorscope.jobs.collections import collection_candidates, detect_collections  # noqa: E402
@@ -138,7 +141,8 @@ def measure(world: World, max_pages: int, runs: int) -> dict[str, float]:
         store = Store(db)
         try:
             return {"crawl_s": seconds, "spam_hosts": len(truth["spam_hosts"]),
-                    **graph_figures(store, runs), **spam_figures(store, truth), **mirror_figures(store, truth)}
+                    **graph_figures(store, runs), **spam_figures(store, truth), **mirror_figures(store, truth),
+                    "cocluster_s": cocluster_figures(db, runs)["cocluster_s"]}
         finally:
             store.close()
 
@@ -172,6 +176,7 @@ def main() -> None:
     full = results.get("full", {})
     last += [f"full_{k}={full[k]:.4g}" for k in ("spam_f1_content", "spam_f1_with_links") if k in full]
     last += mirror_last_line(real, full)
+    last += [f"cocluster_s={real['cocluster_s']:.4g}"] if "cocluster_s" in real else []
     last += [f"load_start={load_start[0]:.2f}", f"load_end={load_end[0]:.2f}"]
     print(" ".join(last))
 

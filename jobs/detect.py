@@ -8,6 +8,8 @@
    vote and validated on the stored sketches.
 4. ``jobs.spam``: every host judged again on the stored evidence, the same-host
    duplicates of step 1 among it.
+5. ``jobs.topics``: the stored term vectors co-clustered, and the groups of steps 1, 3
+   and 4 (duplicate clusters, mirror clusters, spam hosts) labelled with topic terms.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from mirrorscope.jobs.duplicates import DEFAULT_THRESHOLD, detect_duplicates
 from mirrorscope.jobs.mirrors import detect_mirrors
 from mirrorscope.jobs.similar import recompute_anchor_bags
 from mirrorscope.jobs.spam import rejudge_spam
+from mirrorscope.jobs.topics import detect_topics
 from mirrorscope.storage.store import Store
 
 __all__ = ["detect"]
@@ -40,4 +43,9 @@ def detect(
     mirrors = detect_mirrors(store, collections=collection_candidates(store.replicated_collections()))
     say("judging hosts for spam on the stored evidence")
     spam = rejudge_spam(store)
-    return {"duplicates": duplicates, "collections": collections, "similar": similar, "mirrors": mirrors, "spam": spam}
+    say("co-clustering the term vectors; topic terms of the clusters and spam hosts")
+    topics = detect_topics(store)
+    return {
+        "duplicates": duplicates, "collections": collections, "similar": similar, "mirrors": mirrors, "spam": spam,
+        "topics": topics,
+    }

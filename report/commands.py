@@ -147,6 +147,14 @@ def cmd_detect(args: argparse.Namespace) -> int:
         f"anchor bags: {anchors['bags']} URLs, {anchors['pairs']} similar pairs, "
         f"{anchors['clusters']} CENTER clusters holding {anchors['urls_in_clusters']} URLs"
     )
+    topics = results["topics"]
+    if topics["nonzeros"]:
+        console.print(
+            f"topics: {topics['pages']} term vectors x {topics['terms']} terms ({topics['nonzeros']} nonzeros) "
+            f"co-clustered in {topics['seconds']:.2f} s, {topics['iterations']} iterations; {topics['labels']} groups labelled"
+        )
+    else:
+        console.print(f"topics: no term vectors to co-cluster ({topics['pages']} stored)")
     return 0
 
 

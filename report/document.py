@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from mirrorscope.jobs.collections import replica_root
+from mirrorscope.report.topics import topics_report
 from mirrorscope.storage.store import Store
 
 SCHEMA_PATH = Path(__file__).with_name("report.schema.json")
@@ -35,6 +36,7 @@ def build_report(store: Store) -> dict[str, Any]:
         "traps": [verdict_entry(v) for v in store.host_verdicts("trap", flagged_only=True)],
     }
     report["collections"] = [collection_entry(c) for c in store.replicated_collections()]
+    report |= topics_report(store, report["mirror_clusters"])
     return report
 
 

@@ -109,6 +109,10 @@ def render_table(report: dict[str, Any], console: Console) -> None:
         render_duplicates_table({"method": "broder", **report}, console, limit=10)
     if report.get("spam_hosts") or report.get("traps"):
         render_spam_table(report, console)
+    if report.get("coclustering") or report.get("topics"):
+        from mirrorscope.report.topics import render_topics_table  # it builds on this module's helpers
+
+        render_topics_table(report, console)
 
 
 def render_spam_table(report: dict[str, Any], console: Console) -> None:

@@ -170,6 +170,17 @@ ANCHOR_BAGS_INTERVAL = 2.0
 # with nearly every page; flushing every page would sign it again each time.
 ANCHOR_BAGS_FLUSH_PAGES = 5000
 
+# --- term vectors (detectors/term_vectors.py; the CS276 notes' term vector database) ----
+# Each HTML page's top 50 tf·idf terms stored with it (about 100 bytes a page), for the
+# co-clustering that labels mirror and duplicate clusters and spam hosts with topic terms
+# (`mirror-report detect`). Worked in batches of SKETCH_BATCH_SIZE pages on a thread of
+# its own; off saves that thread's CPU and the term dictionary's memory (a dict entry
+# per distinct word, ~100 bytes each).
+TERM_VECTORS_ENABLED = True
+# Pages between writes of the document frequencies counted (also at close): an increment
+# per distinct term, too many rows to write with every batch.
+TERM_VECTORS_FLUSH_PAGES = 5000
+
 # --- document sketches (detectors/sketch.py; Broder 1997, Henzinger 2006) --------------
 # Words per shingle: Broder's w = 10 (fewer-token documents get one shingle, flagged).
 SHINGLE_SIZE = 10
@@ -279,6 +290,8 @@ ITEM_PIPELINES = {
     # Cheap first: sketches (per page) before the batched write.
     # Page spam scores read the tokens that the sketch pipeline then consumes.
     "mirrorscope.crawler.pipelines.SpamScorePipeline": 250,
+    # Term vectors read the tokens too, so they come before the sketch pipeline.
+    "mirrorscope.crawler.term_vectors.TermVectorPipeline": 280,
     "mirrorscope.crawler.pipelines.SketchPipeline": 300,
     # Host verdicts; gates a spam page's outlinks before the duplicate pipeline expands it.
     "mirrorscope.crawler.spam.SpamPipeline": 450,

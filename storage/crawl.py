@@ -23,6 +23,7 @@ from mirrorscope.storage.records import PageRecord, SketchRecord, WriteResult
 from mirrorscope.storage.rows import CrawlRunRow, CrawlSummary, HostRow, LinkRow, PageRow
 from mirrorscope.storage.sql import Tables, chunks, from_signed64, to_signed64, upsert, utc_now
 from mirrorscope.storage.storable import storable, storable_text
+from mirrorscope.storage.terms import replace_term_vectors
 
 #: The outcome of a page the database refused to store as crawled.
 STORE_ERROR = "store-error"
@@ -183,6 +184,7 @@ class CrawlTables(Tables):
             ids = self._upsert_pages(conn, batch, self._host_ids | fresh, run_id)
             self._replace_links(conn, batch, ids)
             self._replace_sketches(conn, batch, ids)
+            replace_term_vectors(conn, batch, ids)
             self._link_duplicates(conn, batch, ids)
         # Known only once committed: a refused batch's hosts were rolled back with it.
         self._host_ids.update(fresh)

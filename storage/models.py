@@ -289,3 +289,48 @@ class AnchorCluster(Base):
     url: Mapped[str] = mapped_column(Text, primary_key=True)
     cluster: Mapped[int] = mapped_column(Integer, index=True)
     is_center: Mapped[bool] = mapped_column(Boolean)
+
+
+class Term(Base):
+    """The term dictionary of the term vectors: a canonical word (or CJK bigram) and the
+    pages that held it when their vectors were made (``detectors.term_vectors``)."""
+
+    __tablename__ = "terms"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    term: Mapped[str] = mapped_column(String(255), unique=True)
+    document_frequency: Mapped[int] = mapped_column(BigInteger)
+
+
+class TermVector(Base):
+    """A page's top tf·idf terms, ``terms`` of them, in the byte layout of
+    ``detectors.term_vectors`` (4-bit frequencies, gap-encoded term ids)."""
+
+    __tablename__ = "term_vectors"
+
+    page_id: Mapped[int] = mapped_column(ForeignKey("pages.id", ondelete="CASCADE"), primary_key=True)
+    terms: Mapped[int] = mapped_column(Integer)
+    data: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class Coclustering(Base):
+    """The last co-clustering of the page-term matrix (``detectors.cocluster``): its
+    parameters, loss per iteration and clusters with their terms, as the report shows them."""
+
+    __tablename__ = "coclusterings"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    summary: Mapped[dict[str, Any]] = mapped_column(JSON)
+    computed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class TopicLabel(Base):
+    """The topic terms of a group of pages (``kind``: mirror cluster, duplicate cluster
+    or spam host; ``subject`` names it) over its ``pages`` pages with term vectors."""
+
+    __tablename__ = "topic_labels"
+
+    kind: Mapped[str] = mapped_column(String(16), primary_key=True)
+    subject: Mapped[str] = mapped_column(Text, primary_key=True)
+    pages: Mapped[int] = mapped_column(Integer)
+    terms: Mapped[list[str]] = mapped_column(JSON)

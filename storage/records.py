@@ -69,6 +69,8 @@ class PageRecord:
     word_count: int | None = None
     #: (container URL, containment) for earlier pages this one lies mostly inside.
     contained_in: list[tuple[str, float]] = field(default_factory=list)
+    #: (terms, bytes) of the page's term vector (``detectors.term_vectors``).
+    term_vector: tuple[int, bytes] | None = None
 
 
 @dataclass(slots=True)
