@@ -69,6 +69,9 @@ class PageRecord:
     word_count: int | None = None
     #: (container URL, containment) for earlier pages this one lies mostly inside.
     contained_in: list[tuple[str, float]] = field(default_factory=list)
+    #: The response's ``ETag`` and ``Last-Modified`` headers, for a re-crawl's conditional requests.
+    etag: str | None = None
+    last_modified: str | None = None
 
 
 @dataclass(slots=True)

@@ -6,12 +6,14 @@ pages, links, and what a resumed crawl reads back), ``duplicates`` (sketches and
 offline passes' clusters), ``mirrors``, ``spam`` (host verdicts and their evidence),
 ``anchors`` (anchor-bag signatures, pairs and clusters), ``evidence`` (the report's
 reads of what pages said), ``graph`` (the links read as a graph) and ``collections``
-(replicated collections, found bottom-up). Reads return the row types of ``rows``.
+(replicated collections, found bottom-up) and ``changes`` (page change over
+re-crawls). Reads return the row types of ``rows``.
 """
 
 from __future__ import annotations
 
 from mirrorscope.storage.anchors import AnchorTables
+from mirrorscope.storage.changes import ChangeTables
 from mirrorscope.storage.collections import CollectionTables
 from mirrorscope.storage.crawl import CrawlTables
 from mirrorscope.storage.db import Access, ensure_schema, make_engine
@@ -22,7 +24,7 @@ from mirrorscope.storage.mirrors import MirrorTables
 from mirrorscope.storage.spam import SpamTables
 
 
-class Store(CrawlTables, DuplicateTables, MirrorTables, SpamTables, AnchorTables, EvidenceTables, GraphTables, CollectionTables):
+class Store(CrawlTables, DuplicateTables, MirrorTables, SpamTables, AnchorTables, EvidenceTables, GraphTables, CollectionTables, ChangeTables):
     """A database holding mirrorscope's schema, brought to head when opened."""
 
     def __init__(self, url: str, *, migrate: bool = True, access: Access = "create") -> None:
