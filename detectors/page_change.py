@@ -197,3 +197,25 @@ def rapid_change(rates: HostRates, params: ChangeParams = DEFAULT_CHANGE) -> np.
     """Hosts whose pages nearly all changed completely (Fetterly et al. 2004): at least
     ``rapid_min_pages`` compared and ``complete_share`` >= ``rapid_share``."""
     return (rates.compared >= params.rapid_min_pages) & (np.nan_to_num(rates.complete_share) >= params.rapid_share)
+
+
+def follow_lags(a_keys: np.ndarray, a_runs: np.ndarray, b_keys: np.ndarray, b_runs: np.ndarray) -> np.ndarray:
+    """For each change of a page on one side of a mirror (``a_keys``: the page pair's
+    code, ``a_runs``: the ordinal of the re-crawl that saw it), the index of the first
+    change of its counterpart (``b_keys``, ``b_runs``) seen by the same re-crawl or a later
+    one; -1 when the counterpart has not changed since. A stale mirror's lag is the
+    difference of the two ordinals (or of the versions' dates)."""
+    a_keys, a_runs = np.asarray(a_keys, dtype=np.int64), np.asarray(a_runs, dtype=np.int64)
+    b_keys, b_runs = np.asarray(b_keys, dtype=np.int64), np.asarray(b_runs, dtype=np.int64)
+    found = np.full(a_keys.size, -1, dtype=np.int64)
+    if a_keys.size == 0 or b_keys.size == 0:
+        return found
+    span = int(max(a_runs.max(), b_runs.max())) + 1
+    order = np.lexsort((b_runs, b_keys))
+    composite = b_keys[order] * span + b_runs[order]
+    at = np.searchsorted(composite, a_keys * span + a_runs, side="left")
+    inside = at < composite.size
+    hit = np.zeros(a_keys.size, dtype=bool)
+    hit[inside] = b_keys[order][at[inside]] == a_keys[inside]
+    found[hit] = order[at[hit]]
+    return found

@@ -69,3 +69,12 @@ def test_host_rates_and_rapid_change() -> None:
     assert rates.complete_share[:3].tolist() == [1.0, 1.0, 0.5]
     assert rapid_change(rates).tolist() == [True, False, False, False]
     assert rapid_change(rates, ChangeParams(rapid_min_pages=4)).tolist() == [True, True, False, False]
+
+
+def test_follow_lags_finds_the_counterparts_next_change() -> None:
+    from mirrorscope.detectors.page_change import follow_lags
+
+    # Page pair 0 changes on a at re-crawl 1, on b at 2 and 3; pair 1 on a at 1 and b at 1
+    # (together); pair 2 on a at 2, never on b; pair 3 on a at 3, on b before that only.
+    found = follow_lags(np.array([0, 1, 2, 3]), np.array([1, 1, 2, 3]), np.array([0, 0, 1, 3]), np.array([3, 2, 1, 1]))
+    assert found.tolist() == [1, 2, -1, -1]
