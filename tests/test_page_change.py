@@ -78,3 +78,13 @@ def test_follow_lags_finds_the_counterparts_next_change() -> None:
     # (together); pair 2 on a at 2, never on b; pair 3 on a at 3, on b before that only.
     found = follow_lags(np.array([0, 1, 2, 3]), np.array([1, 1, 2, 3]), np.array([0, 0, 1, 3]), np.array([3, 2, 1, 1]))
     assert found.tolist() == [1, 2, -1, -1]
+
+
+def test_rapid_complete_change_is_a_reason_of_the_host_verdict() -> None:
+    from mirrorscope.detectors.spam import HostEvidence, host_verdict
+
+    fired = host_verdict(HostEvidence(host="www.rewriter.org", rapid_change_share=0.9))
+    assert fired.score == 0.35 and not fired.is_spam
+    assert fired.messages == ["share of pages changed completely between crawls 0.9 >= 0.8"]
+    assert host_verdict(HostEvidence(host="www.rewriter.org", rapid_change_share=0.5)).reasons == ()
+    assert host_verdict(HostEvidence(host="www.rewriter.org")).reasons == ()
