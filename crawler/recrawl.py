@@ -184,8 +184,12 @@ class ChangePipeline:
 class ConditionalAutoThrottle(AutoThrottle):
     """AutoThrottle where a 304 adjusts a host's delay as a 200 does (module docstring)."""
 
+    def __init__(self, crawler: Any):
+        super().__init__(crawler)
+        self.not_modified_lowers = crawler.settings.getbool("AUTOTHROTTLE_304_LOWERS_DELAY")
+
     def _adjust_delay(self, slot: Any, latency: float, response: Any) -> None:
-        if response.status != 304:
+        if response.status != 304 or not self.not_modified_lowers:
             super()._adjust_delay(slot, latency, response)
             return
         # Scrapy's rule for a 200: the mean of the old delay and latency / concurrency,

@@ -214,6 +214,12 @@ MIRROR_CANDIDATES_PER_HOST = 10
 # detect mirrors again (MIRROR_DETECTION_ENABLED off): it re-fetches what the store holds,
 # and refusing a mirror side would leave the stale mirror's pages unmeasured.
 RECRAWL = False
+# Send the stored validators (If-None-Match / If-Modified-Since) on a re-crawl. Off only
+# to measure what they save (benchmarks/recrawl.py) or for servers whose validators lie.
+RECRAWL_CONDITIONAL = True
+# Let a 304 lower a host's AutoThrottle delay as a 200 does (crawler.recrawl
+# ConditionalAutoThrottle); off: Scrapy's rule, where only a 200 may lower it.
+AUTOTHROTTLE_304_LOWERS_DELAY = True
 # Signature agreement at which a gone page's old version is found on a new page of its
 # host (moved): the crawl's near-duplicate threshold.
 CHANGE_MOVE_THRESHOLD = 0.8

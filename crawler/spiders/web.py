@@ -249,6 +249,7 @@ class WebSpider(Spider):
         spider.url_max_length = settings.getint("URL_MAX_LENGTH")
         spider.links_max = settings.getint("LINKS_PER_PAGE_MAX")
         spider.maxsize = settings.getint("DOWNLOAD_MAXSIZE")
+        spider.conditional = settings.getbool("RECRAWL_CONDITIONAL")
         crawler.signals.connect(spider.body_received, signal=signals.bytes_received)
         return spider
 
@@ -376,7 +377,7 @@ class WebSpider(Spider):
         self.seen.add(url)
         return Request(
             url, callback=self.parse, errback=self.failed, priority=-row["depth"], dont_filter=True,
-            headers=conditional_headers(row["etag"], row["last_modified"]),
+            headers=conditional_headers(row["etag"], row["last_modified"]) if self.conditional else {},
             meta={"depth": row["depth"], RECRAWL_META: True},
         )
 
