@@ -129,3 +129,15 @@ def test_changes_report_escapes_crawled_strings() -> None:
     assert "\x1b" not in text and "\\x1b[31mred\\u202e.html" in text and "evil.org\\x07" in text
     csv_text = render_changes_csv(report)
     assert "\x1b" not in csv_text and "'=cmd" in csv_text
+
+
+def test_recrawl_of_an_empty_store_is_a_one_line_error(tmp_path: Path) -> None:
+    result = mirror_report("crawl", "--recrawl", "--db", f"sqlite:///{tmp_path / 'empty.db'}")
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "mirror-report: error: nothing to re-crawl: the store holds no HTML page (crawl from seeds first, or give seeds)"
+    ]
+    bad = mirror_report("crawl", "http://a.example/", "--db", f"sqlite:///{tmp_path / 'empty.db'}", "-s", "RECRAWL_CONDITIONAL=maybe")
+    assert bad.returncode == 2
+    lines = bad.stderr.strip().splitlines()
+    assert len(lines) == 1 and "RECRAWL_CONDITIONAL" in lines[0]

@@ -52,6 +52,7 @@ from mirrorscope.crawler.page_analysis import AnalysisOptions, PageAnalyser
 from mirrorscope.crawler.recrawl import RECRAWL_META, conditional_headers
 from mirrorscope.crawler.resolver import REFUSED
 from mirrorscope.detectors.boilerplate import BoilerplateFilter
+from mirrorscope.detectors.sketch import SCHEME
 from mirrorscope.detectors.spam import SPAM_SCORE
 from mirrorscope.settings.ranges import SettingsError, check_settings
 from mirrorscope.storage.db import StoreError, resolve_database_url
@@ -142,9 +143,14 @@ def check_crawl_input(arguments: dict[str, Any], settings: Any) -> None:
         except HostsFileError as exc:
             raise CrawlSetupError(str(exc)) from None
     try:
-        Store(resolve_database_url(None, settings.get("DATABASE_URL"))).close()
+        store = Store(resolve_database_url(None, settings.get("DATABASE_URL")))
     except StoreError as exc:
         raise CrawlSetupError(str(exc)) from None
+    try:
+        if _switch("recrawl", arguments.get("recrawl")) and not arguments.get("seeds") and not store.sketch_totals(SCHEME)[0]:
+            raise CrawlSetupError("nothing to re-crawl: the store holds no HTML page (crawl from seeds first, or give seeds)")
+    finally:
+        store.close()
 
 
 #: Outcomes decided for a whole host, which its own log line reports once: per URL
