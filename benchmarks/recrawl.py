@@ -30,19 +30,19 @@ load_start=.. load_end=..``.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from realworld import crawl  # noqa: E402
 
 from mirrorscope.detectors.sketch import SCHEME  # noqa: E402
 from mirrorscope.sandbox import SandboxServer, build_real_world, build_world  # noqa: E402
@@ -58,21 +58,6 @@ VARIANTS: dict[str, tuple[str, ...]] = {
 
 def load() -> float:
     return float(Path("/proc/loadavg").read_text().split()[0])
-
-
-def crawl(world_dir: Path, db: str, extra: tuple[str, ...], timeout: float = 1800) -> float:
-    """One ``scrapy crawl web`` of the served world; its wall seconds."""
-    command = [
-        sys.executable, "-m", "scrapy", "crawl", "web", "-a", f"seeds={world_dir / 'seeds.txt'}",
-        "-s", f"HOSTS_FILE={world_dir / 'hosts'}", "-s", "ALLOW_PRIVATE_ADDRESSES=True", "-s", "RESOLVE_ONLY_HOSTS_FILE=True",
-        "-s", f"DATABASE_URL={db}", "-s", "LOG_LEVEL=WARNING", *extra,
-    ]
-    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
-    started = time.monotonic()
-    result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
-    if result.returncode != 0:
-        raise SystemExit(f"crawl failed ({result.returncode}): {result.stderr[-2000:]}")
-    return time.monotonic() - started
 
 
 def accuracy(changing: ChangingWorld, db: str, stored: list[str], port: int) -> tuple[float, Counter]:
@@ -103,7 +88,7 @@ def main() -> None:
         (work / "hosts").write_text(changing.versions[0].hosts_file_text())
         (work / "seeds.txt").write_text("\n".join(changing.versions[0].seeds(server.port)) + "\n")
         first = work / "first.db"
-        seconds = crawl(work, f"sqlite:///{first}", ("-a", f"max_pages={args.max_pages}"))
+        seconds = crawl(work, f"sqlite:///{first}", args.max_pages, (), 1800)
         store = Store(f"sqlite:///{first}")
         stored = [row["url"] for row in store.stored_versions(SCHEME)]
         store.close()
@@ -114,7 +99,8 @@ def main() -> None:
                 copy = work / f"{variant}-{run}.db"
                 shutil.copy(first, copy)
                 server.reset_stats()
-                seconds = crawl(work, f"sqlite:///{copy}", ("-a", "recrawl=1", *extra))
+                # max_pages bounds new pages only: a re-crawl's stored pages are outside it.
+                seconds = crawl(work, f"sqlite:///{copy}", args.max_pages, ("-a", "recrawl=1", *extra), 1800)
                 share, counted = accuracy(changing, f"sqlite:///{copy}", stored, server.port)
                 row = {
                     "seconds": seconds, "not_modified": sum(server.not_modified_by_host().values()),
