@@ -10,6 +10,7 @@ import io
 import json
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 from rich.console import Console
@@ -18,10 +19,10 @@ from mirrorscope.detectors.sketch import SCHEME
 from mirrorscope.jobs.spam import rejudge_spam
 from mirrorscope.report.document import report_schema
 from mirrorscope.report.render import render_changes_csv, render_changes_table
-from mirrorscope.sandbox import SandboxServer, build_world
+from mirrorscope.sandbox import SandboxServer, build_real_world, build_world
 from mirrorscope.sandbox.changes import LAG_DAYS, changing_world
 from mirrorscope.storage.store import Store
-from tests.helpers import crawl_arguments, mirror_report, scrapy_crawl
+from tests.helpers import crawl_arguments, mirror_report, requires_real_pages, scrapy_crawl
 
 _RAPID = "share of pages changed completely between crawls"
 
@@ -141,3 +142,45 @@ def test_recrawl_of_an_empty_store_is_a_one_line_error(tmp_path: Path) -> None:
     assert bad.returncode == 2
     lines = bad.stderr.strip().splitlines()
     assert len(lines) == 1 and "RECRAWL_CONDITIONAL" in lines[0]
+
+
+def _versions_agree_with_truth(changing: Any) -> None:
+    """Each version serves what the truth says: changed pages differ, others keep their
+    bytes; moved pages are served at their target; the stale mirror follows one version late."""
+    v0, v1, v2 = changing.versions
+    for k, (old, new) in enumerate(((v0, v1), (v1, v2))):
+        truth = changing.truth[k]
+        for host in old.hosts:
+            fresh = new.host(host.name)
+            for path, resource in host.resources.items():
+                kind, moved = truth.get((host.name, path), ("unchanged", None))
+                now = fresh.resources.get(path)
+                if kind == "unchanged":
+                    assert now is not None and now.body == resource.body, (host.name, path)
+                elif kind == "changed":
+                    assert now is not None and now.body != resource.body, (host.name, path)
+                elif kind == "gone":
+                    assert now is None
+                else:
+                    assert now is None and fresh.resources[moved].body == resource.body
+    original, mirror = changing.stale_pair
+    lagging = changing.lagging_paths()
+    assert lagging
+    for path in lagging:
+        assert v1.host(mirror).resources[path].body == v0.host(original).resources[path].body
+        assert v2.host(mirror).resources[path].body == v1.host(original).resources[path].body
+    kinds = Counter(kind for kind, _ in changing.truth[0].values())
+    assert kinds["gone"] == 2 and kinds["moved"] == 2
+    rewriter = v0.host(changing.rewriter)
+    rewritten = [p for (h, p), (kind, _) in changing.truth[0].items() if h == changing.rewriter]
+    assert len(rewritten) >= 5 and all((changing.rewriter, p) in changing.truth[1] for p in rewritten)
+    assert rewriter.resources["/"].body != v1.host(changing.rewriter).resources["/"].body
+
+
+def test_the_changing_world_serves_its_truth() -> None:
+    _versions_agree_with_truth(changing_world(build_world(0, hostile=False)))
+
+
+@requires_real_pages
+def test_the_changing_real_page_world_serves_its_truth() -> None:
+    _versions_agree_with_truth(changing_world(build_real_world(0, small=True)))
