@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from mirrorscope.crawler.frontier import FrontierPolicy
     from mirrorscope.crawler.pipelines import StorePipeline
     from mirrorscope.crawler.spam import SpamMonitor
+    from mirrorscope.storage.rows import StoredVersionRow
 
 logger = logging.getLogger(__name__)
 
@@ -133,6 +134,19 @@ class CrawlContext:
         from mirrorscope.crawler.spam import SpamMonitor
 
         return SpamMonitor.connected(self.crawler, self)
+
+    @property
+    def recrawl(self) -> bool:
+        """Whether this crawl re-fetches the stored pages (``RECRAWL``, ``crawler.recrawl``)."""
+        return self.crawler.settings.getbool("RECRAWL")
+
+    @cached_property
+    def stored_versions(self) -> list[StoredVersionRow]:
+        """The stored pages a re-crawl fetches again, with their validators and sketches
+        (read once: the spider asks for them, the change pipeline compares with them)."""
+        from mirrorscope.detectors.sketch import SCHEME
+
+        return self.store.stored_versions(SCHEME) if self.recrawl else []
 
     def unwritten_pages(self) -> bool:
         """Whether the store pipeline holds pages that are not in the store yet."""

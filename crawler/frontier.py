@@ -564,7 +564,8 @@ class FrontierMiddleware(BaseSpiderMiddleware):
                 self.policy.trust(url)
         # Start requests are the user's seeds: trusted (``FrontierPolicy.trust``).
         async for request in start:
-            if isinstance(request, Request) and request.meta.get("depth", 0) == 0:
+            if isinstance(request, Request) and (request.meta.get("depth", 0) == 0 or request.meta.get("recrawl")):
+                # A re-crawl's stored pages were admitted by the crawls that fetched them.
                 self.policy.trust(request.url)
             elif isinstance(request, Request) and self.policy.traps.was_walked(_keys(request.url)[0], request.url):
                 # A resumed crawl's frontier is the stored links: a calendar's walk is

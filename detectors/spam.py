@@ -244,7 +244,9 @@ class HostEvidence:
     ``spam_inlink_anchors``: the anchor texts of the links spam pages point at it with;
     ``anchor_spam_score``: ``detectors.anchor_spam``'s score of those links when it flags them.
     ``links``: its trust, distrust and ranks in the host graph (``detectors.spam_links.
-    link_evidence``), when the offline spam job computed them.
+    link_evidence``), when the offline spam job computed them. ``rapid_change_share``: of
+    its pages re-crawled with content, the share that changed completely between crawls
+    (``detectors.page_change``), when re-crawls compared enough of them.
     """
 
     host: str
@@ -262,6 +264,7 @@ class HostEvidence:
     spam_inlink_urls: int = 0
     anchor_spam_score: float | None = None
     links: LinkEvidence | None = None
+    rapid_change_share: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,6 +286,7 @@ class HostFeatures:
     spam_anchor_variety: float | None
     anchor_spam_score: float | None
     untrusted_distrust: float | None
+    rapid_change_share: float | None = None
 
 
 def hostname_features(host: str) -> tuple[int, int, int, int] | None:
@@ -341,6 +345,7 @@ def host_features(evidence: HostEvidence) -> HostFeatures:
         spam_anchor_variety=_farm_anchor_variety(evidence),
         anchor_spam_score=evidence.anchor_spam_score,
         untrusted_distrust=links.distrust if links is not None and links.trust == 0.0 else None,
+        rapid_change_share=evidence.rapid_change_share,
     )
 
 
@@ -375,6 +380,11 @@ HOST_CHECKS: tuple[Check, ...] = (
     # 50% of its pages are near-duplicates of its other pages (Fetterly 2004: unusually
     # large clusters); print views and faceted listings do this on good sites too.
     Check("near-duplicates", "near_duplicate_fraction", "near-duplicate share of pages", 0.5, 0.25),
+    # 80% of its re-crawled pages changed completely between crawls (Fetterly, Manasse and
+    # Najork 2004: rapid complete change; detectors.page_change, measured on >= 5 pages).
+    # Weak: a site that rebuilds every page (a new template with new text, a relaunch)
+    # does it once; machine-generated spam does it at every crawl, which more re-crawls show.
+    Check("rapid-change", "rapid_change_share", "share of pages changed completely between crawls", 0.8, 0.35),
     # Median distinct out-links per page 500 (Fetterly 2004: out-degree outliers; the
     # CS276 worst case is 1,000): above the largest real index pages as a median.
     Check("out-degree", "median_out_degree", "median out-links per page", 500, 0.2),

@@ -34,6 +34,7 @@ from mirrorscope.detectors.host_keys import strip_port
 from mirrorscope.detectors.linkgraph import host_of
 from mirrorscope.detectors.spam import SPAM_SCORE, FarmGroup, HostEvidence, Verdict, host_verdict, link_farms
 from mirrorscope.detectors.spam_links import LinkEvidence, link_evidence
+from mirrorscope.jobs.changes import rapid_change_shares
 from mirrorscope.jobs.linkgraph import build_link_graph
 from mirrorscope.storage.records import PageRecord
 
@@ -97,6 +98,8 @@ class HostJudge:
         self.flagged: dict[str, str] = {}
         #: Per host, its trust, distrust and ranks in the link graph (offline only).
         self.links: dict[str, LinkEvidence] = {}
+        #: Host -> share of its re-crawled pages that changed completely (``jobs.changes``).
+        self.change_shares: dict[str, float] = {}
         #: The host graph gained an edge since the last farm search.
         self.graph_grew = False
 
@@ -169,6 +172,7 @@ class HostJudge:
                 self.flagged[verdict["host"]] = "; ".join(verdict["reasons"][:3])
         for source, _, _, target in store.host_graph():
             self.graph.setdefault(source, set()).add(target)
+        self.change_shares = rapid_change_shares(store)
 
     def evidence(self, host: str, inlinks: set[str] | None = None) -> HostEvidence:
         """Everything known about ``host`` for ``detectors.spam.host_verdict``
@@ -184,7 +188,8 @@ class HostJudge:
         if state is None:
             return HostEvidence(host=host, link_farm=self.farm_of.get(host), inlink_hosts=len(inlinks),
                                 spam_inlink_hosts=spam_inlinks, spam_inlink_anchors=anchors, spam_inlink_urls=urls,
-                                anchor_spam_score=anchor_score, links=self.links.get(host))
+                                anchor_spam_score=anchor_score, links=self.links.get(host),
+                                rapid_change_share=self.change_shares.get(host))
         return HostEvidence(
             host=host, page_scores=tuple(state.scores), word_counts=tuple(state.words),
             out_degrees=tuple(state.degrees),
@@ -193,7 +198,7 @@ class HostJudge:
             link_farm=self.farm_of.get(host), cloak_resemblance=state.cloak, refetch_resemblance=state.refetch,
             inlink_hosts=len(inlinks), spam_inlink_hosts=spam_inlinks,
             spam_inlink_anchors=anchors, spam_inlink_urls=urls, anchor_spam_score=anchor_score,
-            links=self.links.get(host),
+            links=self.links.get(host), rapid_change_share=self.change_shares.get(host),
         )
 
     # -- verdicts ------------------------------------------------------------------------------
@@ -259,6 +264,7 @@ class HostJudge:
                 "refetch_resemblance": state.refetch if state is not None else None,
                 "link_farm": len(self.farm_of[host].members) if host in self.farm_of else None,
                 "inlink_hosts": len(inlinks), "spam_links_in": len(self.spam_links.get(host, ())),
+                "rapid_change_share": self.change_shares.get(host),
                 **(asdict(self.links[host]) if host in self.links else {}),
             },
         }

@@ -2,6 +2,8 @@
 
     mirror-report [report] [--db URL] [--format table|json|csv|html] [--output FILE]
     mirror-report crawl SEEDS [--db URL] [--max-pages N] [--depth-limit N] ...
+    mirror-report crawl --recrawl [SEEDS] [--db URL] ...
+    mirror-report changes [--db URL] [--format table|json|csv] [--output FILE]
     mirror-report demo [--db URL] [--seed N] [--port N] [--world full|standard|real]
     mirror-report db upgrade|current [--db URL]
 
@@ -20,6 +22,7 @@ from typing import NoReturn
 
 from mirrorscope.report.commands import (
     check_output,
+    cmd_changes,
     cmd_crawl,
     cmd_db,
     cmd_demo,
@@ -34,7 +37,7 @@ from mirrorscope.report.render import safe_text
 
 _HANDLERS = {
     "report": cmd_report, "crawl": cmd_crawl, "demo": cmd_demo, "db": cmd_db,
-    "detect": cmd_detect, "duplicates": cmd_duplicates, "similar": cmd_similar,
+    "detect": cmd_detect, "duplicates": cmd_duplicates, "similar": cmd_similar, "changes": cmd_changes,
 }
 COMMANDS = tuple(_HANDLERS)
 
@@ -74,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_output(report)
 
     crawl = commands.add_parser("crawl", help="crawl from seeds into the store")
-    crawl.add_argument("seeds", help="a file of URLs (one per line, # comments) or URL,URL")
+    crawl.add_argument("seeds", nargs="?", help="a file of URLs (one per line, # comments) or URL,URL (optional with --recrawl)")
     _add_db(crawl)
     crawl.add_argument("--max-pages", type=_positive_int, help="fetch at most N pages")
     crawl.add_argument("--depth-limit", type=_positive_int, help="follow links at most N hops from the seeds (default: no limit)")
@@ -84,6 +87,8 @@ def build_parser() -> argparse.ArgumentParser:
     crawl.add_argument("--jobdir", help="keep the crawl's state here so that it can be resumed")
     crawl.add_argument("-s", dest="settings", action="append", default=[], metavar="NAME=VALUE", help="any Scrapy or mirrorscope setting")
     crawl.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
+    crawl.add_argument("--recrawl", action="store_true",
+                       help="fetch the stored pages again with conditional requests and record how each changed (see `changes`)")
 
     demo = commands.add_parser("demo", help="build the sandbox web, crawl it and report, offline")
     demo.add_argument("--db", metavar="URL", help=f"database URL (default: a fresh sqlite:///{DEMO_DATABASE})")
@@ -114,6 +119,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--recompute", action="store_true",
         help="first rebuild every anchor bag, signature, similar pair and cluster from the store and store them (as detect does)",
     )
+
+    changes = commands.add_parser("changes", help="page change over re-crawls: per host, per page, and stale mirrors' lag")
+    _add_db(changes)
+    changes.add_argument("--limit", type=_positive_int, default=50, help="pages shown in the table (all in JSON/CSV)")
+    _add_output(changes, ("table", "json", "csv"))
 
     db = commands.add_parser("db", help="database schema")
     db.add_argument("action", choices=("upgrade", "current"))

@@ -14,12 +14,14 @@ from rich.console import Console
 
 from mirrorscope.report.crawl import parse_settings, run_crawl
 from mirrorscope.report.demo import DEMO_DATABASE, crawl_sandbox, print_scores, remove_demo_database
-from mirrorscope.report.document import build_report, duplicates_report, similar_report
+from mirrorscope.report.document import build_report, changes_report, duplicates_report, similar_report
 from mirrorscope.report.errors import UsageError
 from mirrorscope.report.evidence import build_evidence, report_with_evidence
 from mirrorscope.report.html import render_html
 from mirrorscope.report.render import (
     TABLE_WIDTH,
+    render_changes_csv,
+    render_changes_table,
     render_csv,
     render_duplicates_csv,
     render_duplicates_table,
@@ -103,7 +105,8 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         "LOG_LEVEL": args.log_level,
     }
     overrides.update(parse_settings(args.settings))
-    status = run_crawl({"seeds": args.seeds, "max_pages": args.max_pages, "allowed_hosts": args.allowed_hosts}, overrides)
+    spider_args = {"seeds": args.seeds, "max_pages": args.max_pages, "allowed_hosts": args.allowed_hosts, "recrawl": "1" if args.recrawl else None}
+    status = run_crawl(spider_args, overrides)
     return 0 if status in ("finished", "closespider_pagecount") else 1
 
 
@@ -166,6 +169,17 @@ def cmd_duplicates(args: argparse.Namespace) -> int:
     finally:
         store.close()
     _emit(report, args.format, args.output, partial(render_duplicates_table, limit=args.limit), render_duplicates_csv)
+    return 0
+
+
+def cmd_changes(args: argparse.Namespace) -> int:
+    """``changes``: page change over the re-crawls, per host, per page and per mirror pair."""
+    store = _open_store(args.db, "read")
+    try:
+        report = changes_report(store)
+    finally:
+        store.close()
+    _emit(report, args.format, args.output, partial(render_changes_table, limit=args.limit), render_changes_csv)
     return 0
 
 

@@ -102,3 +102,10 @@ def duplicates_report(store: Store, method: str) -> dict[str, Any]:
 def similar_report(url: str, similar: list[dict[str, Any]]) -> dict[str, Any]:
     """``mirror-report similar``: the URLs linked to like ``url``, most alike first."""
     return {"url": url, "similar": similar}
+
+
+def changes_report(store: Store) -> dict[str, Any]:
+    """``mirror-report changes``: page change over the re-crawls (``jobs.changes``)."""
+    from mirrorscope.jobs.changes import change_report
+
+    return change_report(store)

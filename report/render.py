@@ -203,3 +203,65 @@ def render_similar_table(report: dict[str, Any], console: Console) -> None:
     for row in report["similar"]:
         table.add_row(f"{row['similarity']:.2f}", Text(safe_text(row["url"])))
     console.print(table)
+
+
+def _share(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def render_changes_table(report: dict[str, Any], console: Console, limit: int = 50) -> None:
+    """Page change over re-crawls: per-host rates, the pages that changed, went or moved
+    (``limit`` shown), and the mirrors that follow their original late."""
+    runs = report["runs"]
+    if not runs:
+        console.print("No re-crawl in the store: run `mirror-report crawl --recrawl` (or `scrapy crawl web -a recrawl=1`) first.")
+        return
+    summary = Table(title=f"Re-crawls: {len(runs)}", title_justify="left")
+    for header in ("run", "unchanged", "changed", "gone", "moved"):
+        add_value_column(summary, header)
+    for run in runs:
+        summary.add_row(str(run["id"]), *(str(run[k]) for k in ("unchanged", "changed", "gone", "moved")))
+    console.print(summary)
+    hosts = Table(title=f"Change by host: {len(report['hosts'])}", title_justify="left")
+    add_name_column(hosts, "host")
+    for header in ("pages", "changed", "gone", "moved", "rate", "complete"):
+        add_value_column(hosts, header)
+    add_value_column(hosts, "rapid", "rapid")
+    for row in report["hosts"]:
+        hosts.add_row(
+            Text(safe_text(row["host"])), str(row["pages"]), str(row["changed"]), str(row["gone"]), str(row["moved"]),
+            f"{row['change_rate']:.2f}", _share(row["complete_share"]), "rapid" if row["rapid_change"] else "",
+        )
+    console.print(hosts)
+    pages = report["pages"]
+    table = Table(title=f"Pages changed, gone or moved: {len(pages)}", title_justify="left")
+    add_value_column(table, "run")
+    add_value_column(table, "kind", "unchanged")
+    add_value_column(table, "resemblance")
+    add_name_column(table, "url")
+    add_name_column(table, "moved to")
+    for row in pages[:limit]:
+        table.add_row(str(row["run"]), row["kind"], _share(row["resemblance"]), Text(safe_text(row["url"])), Text(safe_text(row["moved_to"] or "")))
+    console.print(table)
+    lags = Table(title=f"Mirrors behind their original: {len(report['mirror_lags'])}", title_justify="left")
+    add_name_column(lags, "original / mirror")
+    for header in ("changes", "caught up", "behind", "lag crawls", "lag days"):
+        add_value_column(lags, header)
+    for row in report["mirror_lags"]:
+        lags.add_row(
+            Text(safe_text(row["original"]) + "\n" + safe_text(row["mirror"])), str(row["changes"]), str(row["caught_up"]),
+            str(row["behind"]), "-" if row["lag_crawls"] is None else f"{row['lag_crawls']:g}",
+            "-" if row["lag_days"] is None else f"{row['lag_days']:g}",
+        )
+    console.print(lags)
+
+
+def render_changes_csv(report: dict[str, Any]) -> str:
+    """One row per page that changed, went or moved in a re-crawl."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["run", "kind", "resemblance", "url", "moved_to"])
+    for row in report["pages"]:
+        writer.writerow([row["run"], row["kind"], "" if row["resemblance"] is None else row["resemblance"],
+                         safe_cell(row["url"]), safe_cell(row["moved_to"] or "")])
+    return out.getvalue()

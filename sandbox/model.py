@@ -69,6 +69,9 @@ class Resource:
     # ends it by closing the connection.
     stream: Callable[[], Iterator[bytes]] | None = field(default=None, compare=False, repr=False)
     framing: str = "chunked"
+    #: Whether the server adds a strong ``ETag`` (a hash of the body) to a 200 and answers
+    #: ``If-None-Match`` with it; off for servers that send only ``Last-Modified``.
+    etag: bool = True
 
     def at_port(self, port: int) -> Resource:
         """The resource as served on `port`: `PORT_MARK` replaced in body and headers."""

@@ -10,7 +10,9 @@ the User-Agent header is passed on, for hosts that cloak (`Host.cloak`).
 from __future__ import annotations
 
 import contextlib
+import email.utils
 import errno
+import hashlib
 import selectors
 import socket
 import socketserver
@@ -21,6 +23,7 @@ import time
 from collections import Counter, deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
+from dataclasses import replace
 from typing import Any
 
 from .model import Resource, World
@@ -50,6 +53,8 @@ class RequestStats:
         self._current: Counter[str] = Counter()
         self._peak: Counter[str] = Counter()
         self._log: deque[tuple[float, str, str]] = deque(maxlen=log_size)
+        self._not_modified: Counter[str] = Counter()
+        self._bytes: Counter[str] = Counter()
 
     def begin(self, host: str, path: str) -> None:
         """Record the start of a request for `path` on `host`."""
@@ -58,6 +63,26 @@ class RequestStats:
             self._current[host] += 1
             self._peak[host] = max(self._peak[host], self._current[host])
             self._log.append((time.monotonic(), host, path))
+
+    def not_modified(self, host: str) -> None:
+        """Record a 304 Not Modified answered on `host`."""
+        with self._lock:
+            self._not_modified[host] += 1
+
+    def sent(self, host: str, size: int) -> None:
+        """Record `size` body bytes sent on `host`."""
+        with self._lock:
+            self._bytes[host] += size
+
+    def not_modified_by_host(self) -> dict[str, int]:
+        """304 answers per host name."""
+        with self._lock:
+            return dict(self._not_modified)
+
+    def bytes_by_host(self) -> dict[str, int]:
+        """Body bytes sent per host name (whole bodies; streams are not counted)."""
+        with self._lock:
+            return dict(self._bytes)
 
     def end(self, host: str) -> None:
         """Record that the response to a request on `host` is complete."""
@@ -83,8 +108,46 @@ class RequestStats:
         """Forget everything counted so far (requests in flight stay in flight)."""
         with self._lock:
             self._served.clear()
+            self._not_modified.clear()
+            self._bytes.clear()
             self._peak = Counter({h: n for h, n in self._current.items() if n})
             self._log.clear()
+
+
+def _validators(resource: Resource) -> tuple[tuple[str, str], ...]:
+    """The ``ETag`` and ``Last-Modified`` headers of ``resource``."""
+    return tuple((k, v) for k, v in resource.headers if k.lower() in ("etag", "last-modified"))
+
+
+def validated(resource: Resource) -> Resource:
+    """``resource`` with a strong ``ETag`` (a hash of its body as served) when it is a
+    whole 200 body that asks for one (``Resource.etag``) and has none yet: what most
+    servers send for static files, and what a re-crawl's ``If-None-Match`` names."""
+    if not resource.etag or resource.status != 200 or resource.stream is not None:
+        return resource
+    if any(k.lower() == "etag" for k, _ in resource.headers):
+        return resource
+    tag = '"' + hashlib.blake2b(resource.body, digest_size=8).hexdigest() + '"'
+    return replace(resource, headers=(*resource.headers, ("ETag", tag)))
+
+
+def not_modified(resource: Resource, if_none_match: str | None, if_modified_since: str | None) -> bool:
+    """Whether a conditional GET of ``resource`` gets 304 Not Modified (RFC 9110 13.2.2:
+    ``If-None-Match`` is evaluated first, and when present ``If-Modified-Since`` is not)."""
+    if resource.status != 200 or resource.stream is not None:
+        return False
+    headers = {k.lower(): v for k, v in resource.headers}
+    if if_none_match is not None:
+        etag = headers.get("etag")
+        tags = [t.strip().removeprefix("W/") for t in if_none_match.split(",")]
+        return etag is not None and (etag.removeprefix("W/") in tags or "*" in tags)
+    modified = headers.get("last-modified")
+    if if_modified_since is None or modified is None:
+        return False
+    try:
+        return email.utils.parsedate_to_datetime(modified) <= email.utils.parsedate_to_datetime(if_modified_since)
+    except (TypeError, ValueError):  # a date that does not parse is ignored (RFC 9110 13.1.3)
+        return False
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -111,6 +174,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _answer(self, with_body: bool) -> None:
         sandbox = self.server.sandbox
         name = (self.headers.get("Host") or "").rsplit(":", 1)[0].strip().lower()
+        self._host_name = name
         sandbox.stats.begin(name, self.path)
         try:
             resource = sandbox.lookup(name, self.path, self.headers.get("User-Agent"))
@@ -121,6 +185,10 @@ class _Handler(BaseHTTPRequestHandler):
                 self.close_connection = True
                 self.server.reset_on_close(self.connection)
                 return
+            resource = validated(resource)
+            if not_modified(resource, self.headers.get("If-None-Match"), self.headers.get("If-Modified-Since")):
+                sandbox.stats.not_modified(name)
+                resource = Resource(status=304, content_type=None, headers=_validators(resource))
             self._send(resource, with_body)
         finally:
             sandbox.stats.end(name)
@@ -130,7 +198,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_response(resource.status)
             if resource.content_type is not None:
                 self.send_header("Content-Type", resource.content_type)
-            if resource.stream is None:
+            if resource.status == 304:
+                pass  # no body, and no Content-Length (RFC 9110 15.4.5: it would be the 200's)
+            elif resource.stream is None:
                 self.send_header("Content-Length", str(len(resource.body)))
             elif resource.framing == "chunked":
                 self.send_header("Transfer-Encoding", "chunked")
@@ -147,6 +217,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _write_body(self, resource: Resource) -> None:
         if resource.stream is None:
             self.wfile.write(resource.body)
+            self.server.sandbox.stats.sent(self._host_name, len(resource.body))
             return
         chunked = resource.framing == "chunked"
         for part in resource.stream():
@@ -323,6 +394,14 @@ class SandboxServer:
     def request_log(self) -> list[tuple[float, str, str]]:
         """Recent requests as (monotonic time, host, path), oldest first."""
         return self.stats.request_log()
+
+    def not_modified_by_host(self) -> dict[str, int]:
+        """304 Not Modified answers per host name."""
+        return self.stats.not_modified_by_host()
+
+    def bytes_by_host(self) -> dict[str, int]:
+        """Body bytes sent per host name."""
+        return self.stats.bytes_by_host()
 
     def reset_stats(self) -> None:
         """Forget all counted requests."""

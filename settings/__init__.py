@@ -221,6 +221,26 @@ MIRROR_SAMPLE_PATHS = 10
 # Candidate pairs kept per host, best first (ten keeps recall high at a small cost).
 MIRROR_CANDIDATES_PER_HOST = 10
 
+# --- re-crawls (crawler/recrawl.py, detectors/page_change.py) -----------------------------
+# Re-fetch the stored pages with conditional requests and record their change (set by
+# `scrapy crawl web -a recrawl=1` / `mirror-report crawl --recrawl`). A re-crawl does not
+# detect mirrors again (MIRROR_DETECTION_ENABLED off): it re-fetches what the store holds,
+# and refusing a mirror side would leave the stale mirror's pages unmeasured.
+RECRAWL = False
+# Send the stored validators (If-None-Match / If-Modified-Since) on a re-crawl. Off only
+# to measure what they save (benchmarks/recrawl.py) or for servers whose validators lie.
+RECRAWL_CONDITIONAL = True
+# Let a 304 lower a host's AutoThrottle delay as a 200 does (crawler.recrawl
+# ConditionalAutoThrottle); off: Scrapy's rule, where only a 200 may lower it.
+AUTOTHROTTLE_304_LOWERS_DELAY = True
+# Signature agreement at which a gone page's old version is found on a new page of its
+# host (moved): the crawl's near-duplicate threshold.
+CHANGE_MOVE_THRESHOLD = 0.8
+# Resemblance below which a page changed completely (at most ~8 of 84 min-hashes agree,
+# as two unrelated texts of one template do); rapid complete change of a host's pages is
+# a spam feature (Fetterly, Manasse, Najork 2004).
+CHANGE_COMPLETE_BELOW = 0.1
+
 # --- the frontier's defences (crawler/frontier.py, detectors/budget.py, detectors/traps.py)
 # Admission checks in the queue: traps, blocked hosts, budgets. Off: a fair queue only.
 FRONTIER_ADMISSION = True
@@ -298,10 +318,16 @@ ITEM_PIPELINES = {
     "mirrorscope.crawler.pipelines.DuplicatePipeline": 500,
     # Anchor bags of the URLs each page links to (after the duplicate check, before the write).
     "mirrorscope.crawler.anchor_bags.AnchorBagPipeline": 600,
+    # Re-crawls only: each stored page's change; a 304 or a failed re-fetch is not written.
+    "mirrorscope.crawler.recrawl.ChangePipeline": 800,
     "mirrorscope.crawler.pipelines.StorePipeline": 900,
 }
 EXTENSIONS = {
     "scrapy.extensions.telnet.TelnetConsole": None,
+    # AutoThrottle, except that a 304 may lower a host's delay as a 200 does: a conditional
+    # re-crawl is mostly 304s, and Scrapy's kept it at the start delay.
+    "scrapy.extensions.throttle.AutoThrottle": None,
+    "mirrorscope.crawler.recrawl.ConditionalAutoThrottle": 0,
     # Off unless CRAWL_SAMPLE_FILE is set: the crawl's queues sampled over time.
     "mirrorscope.crawler.diagnostics.CrawlSampler": 10,
     # The crawl's shared state (store, run, hosts file, frontier policy, spam monitor,

@@ -38,7 +38,7 @@ _REFUSED = (SQLAlchemyError, ValueError)
 _PAGE_COLUMNS = (
     "host_id", "crawl_run_id", "path", "depth", "status", "outcome", "error", "content_type",
     "length", "fetched_at", "fingerprint", "title", "redirect_to", "duplicate_kind", "duplicate_score",
-    "spam_score", "spam_reasons", "word_count",
+    "spam_score", "spam_reasons", "word_count", "etag", "last_modified",
 )
 
 
@@ -67,6 +67,7 @@ def _page_row(r: PageRecord, host_id: int, run_id: int | None) -> dict[str, Any]
         "fingerprint": to_signed64(r.fingerprint), "title": r.title, "redirect_to": r.redirect_to,
         "duplicate_kind": r.duplicate_kind, "duplicate_score": r.duplicate_score,
         "spam_score": r.spam_score, "spam_reasons": r.spam_reasons, "word_count": r.word_count,
+        "etag": r.etag, "last_modified": r.last_modified,
     }
 
 

@@ -93,6 +93,10 @@ class Page(Base):
     spam_reasons: Mapped[list[str] | None] = mapped_column(JSON)
     #: Canonical words on the page, counted with its spam score (host template evidence).
     word_count: Mapped[int | None] = mapped_column(Integer)
+    #: The validators of the page's last fetch (``ETag``, ``Last-Modified`` as sent), which
+    #: a re-crawl sends back in ``If-None-Match`` / ``If-Modified-Since``.
+    etag: Mapped[str | None] = mapped_column(String(255))
+    last_modified: Mapped[str | None] = mapped_column(String(64))
 
 
 class Link(Base):
@@ -334,3 +338,19 @@ class TopicLabel(Base):
     subject: Mapped[str] = mapped_column(Text, primary_key=True)
     pages: Mapped[int] = mapped_column(Integer)
     terms: Mapped[list[str]] = mapped_column(JSON)
+
+
+class PageChange(Base):
+    """What a re-crawl run found of a stored page (``detectors.page_change``): ``kind`` is
+    unchanged, changed (``resemblance`` of the old and new sketches), gone or moved
+    (``moved_to``); ``last_modified`` is the version's date as its server gave it."""
+
+    __tablename__ = "page_changes"
+
+    crawl_run_id: Mapped[int] = mapped_column(ForeignKey("crawl_runs.id", ondelete="CASCADE"), primary_key=True)
+    page_id: Mapped[int] = mapped_column(ForeignKey("pages.id", ondelete="CASCADE"), primary_key=True, index=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    resemblance: Mapped[float | None] = mapped_column(Float)
+    moved_to: Mapped[str | None] = mapped_column(Text)
+    fetched_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    last_modified: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

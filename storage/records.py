@@ -71,6 +71,9 @@ class PageRecord:
     contained_in: list[tuple[str, float]] = field(default_factory=list)
     #: (terms, bytes) of the page's term vector (``detectors.term_vectors``).
     term_vector: tuple[int, bytes] | None = None
+    #: The response's ``ETag`` and ``Last-Modified`` headers, for a re-crawl's conditional requests.
+    etag: str | None = None
+    last_modified: str | None = None
 
 
 @dataclass(slots=True)

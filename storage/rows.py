@@ -46,6 +46,8 @@ class PageRow(TypedDict):
     spam_score: float | None
     spam_reasons: list[str] | None
     word_count: int | None
+    etag: str | None
+    last_modified: str | None
     host: str
 
 
@@ -181,3 +183,29 @@ class AnchorPairRow(TypedDict):
 class AnchorClusterMember(TypedDict):
     url: str
     is_center: bool
+
+
+class StoredVersionRow(TypedDict):
+    """A stored page as a re-crawl sees it: what to ask for and the sketch to compare with."""
+
+    page_id: int
+    url: str
+    host: str
+    depth: int
+    etag: str | None
+    last_modified: str | None
+    sketch: bytes
+
+
+class PageChangeRow(TypedDict):
+    """A ``page_changes`` row with its page's URL and host."""
+
+    crawl_run_id: int
+    page_id: int
+    url: str
+    host: str
+    kind: str
+    resemblance: float | None
+    moved_to: str | None
+    fetched_at: datetime
+    last_modified: datetime | None

@@ -50,6 +50,7 @@ _PAGE_LENGTHS = _lengths({
     "outcome": _column(Page, "outcome"), "error": _column(Page, "error"), "content_type": _column(Page, "content_type"),
     "title": _column(Page, "title"), "redirect_to": _column(Page, "redirect_to"),
     "duplicate_kind": _column(Page, "duplicate_kind"),
+    "etag": _column(Page, "etag"), "last_modified": _column(Page, "last_modified"),
 })
 _LINK_LENGTHS = _lengths({name: _column(Link, name) for name in ("target_url", "target_host", "anchor", "before", "after")})
 _LINK_TEXTS = attrgetter(*_LINK_LENGTHS)

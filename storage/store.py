@@ -5,14 +5,16 @@ The statements live with their tables, one module a concern: ``crawl`` (runs, ho
 pages, links, and what a resumed crawl reads back), ``duplicates`` (sketches and the
 offline passes' clusters), ``mirrors``, ``spam`` (host verdicts and their evidence),
 ``anchors`` (anchor-bag signatures, pairs and clusters), ``evidence`` (the report's
-reads of what pages said), ``graph`` (the links read as a graph) and ``collections``
-(replicated collections, found bottom-up) and ``terms`` (term vectors, the
-co-clustering and topic labels). Reads return the row types of ``rows``.
+reads of what pages said), ``graph`` (the links read as a graph), ``collections``
+(replicated collections, found bottom-up), ``changes`` (page change over re-crawls) and
+``terms`` (term vectors, the co-clustering and topic labels). Reads return the row types
+of ``rows``.
 """
 
 from __future__ import annotations
 
 from mirrorscope.storage.anchors import AnchorTables
+from mirrorscope.storage.changes import ChangeTables
 from mirrorscope.storage.collections import CollectionTables
 from mirrorscope.storage.crawl import CrawlTables
 from mirrorscope.storage.db import Access, ensure_schema, make_engine
@@ -24,7 +26,10 @@ from mirrorscope.storage.spam import SpamTables
 from mirrorscope.storage.terms import TermTables
 
 
-class Store(CrawlTables, DuplicateTables, MirrorTables, SpamTables, AnchorTables, EvidenceTables, GraphTables, CollectionTables, TermTables):
+class Store(
+    CrawlTables, DuplicateTables, MirrorTables, SpamTables, AnchorTables, EvidenceTables, GraphTables, CollectionTables,
+    ChangeTables, TermTables,
+):
     """A database holding mirrorscope's schema, brought to head when opened."""
 
     def __init__(self, url: str, *, migrate: bool = True, access: Access = "create") -> None:

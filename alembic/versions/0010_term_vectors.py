@@ -4,7 +4,7 @@ page's top-50 term vector, the last co-clustering's summary and the topic labels
 mirror clusters, duplicate clusters and spam hosts.
 
 Revision ID: 0010_term_vectors
-Revises: 0008_collections
+Revises: 0009_page_changes
 Create Date: 2026-12-06
 """
 
@@ -12,8 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0010_term_vectors"
-# The revision this one follows: the one line to change when the chain is reordered.
-down_revision = "0008_collections"
+down_revision = "0009_page_changes"
 branch_labels = None
 depends_on = None
 

@@ -2,7 +2,9 @@
 
 ``scrapy crawl web -a seeds=FILE`` (one URL per line, ``#`` comments) or
 ``-a seeds=URL,URL``; ``-a max_pages=N`` bounds the pages fetched; ``-a allowed_hosts=``
-(comma-separated names; subdomains included) bounds where links are followed.
+(comma-separated names; subdomains included) bounds where links are followed;
+``-a recrawl=1`` re-fetches the stored pages with conditional requests and records how
+each changed (``crawler.recrawl``; seeds are then optional).
 
 Links are filtered before any ``Request`` is built (a follow-all spider spends most of
 its CPU building and de-duplicating requests for links it has seen already), and every
@@ -47,12 +49,15 @@ from mirrorscope.crawler.hosts import HostsFileError, host_key, normalize_url, r
 from mirrorscope.crawler.items import PageItem
 from mirrorscope.crawler.middlewares import RedirectRefused, RefusedRequest
 from mirrorscope.crawler.page_analysis import AnalysisOptions, PageAnalyser
+from mirrorscope.crawler.recrawl import RECRAWL_META, conditional_headers
 from mirrorscope.crawler.resolver import REFUSED
 from mirrorscope.detectors.boilerplate import BoilerplateFilter
+from mirrorscope.detectors.sketch import SCHEME
 from mirrorscope.detectors.spam import SPAM_SCORE
 from mirrorscope.settings.ranges import SettingsError, check_settings
 from mirrorscope.storage.db import StoreError, resolve_database_url
 from mirrorscope.storage.records import PageRecord
+from mirrorscope.storage.rows import StoredVersionRow
 from mirrorscope.storage.storable import is_cut
 from mirrorscope.storage.store import Store
 
@@ -101,7 +106,19 @@ def _positive_int(name: str, value: Any) -> int | None:
     return number
 
 
-SPIDER_ARGUMENTS = ("seeds", "max_pages", "allowed_hosts")
+SPIDER_ARGUMENTS = ("seeds", "max_pages", "allowed_hosts", "recrawl")
+
+
+def _switch(name: str, value: Any) -> bool:
+    """A spider argument that is on or off (``1``/``0``, ``true``/``false``, ``yes``/``no``)."""
+    if value in (None, ""):
+        return False
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise CrawlSetupError(f"{name} must be 1 or 0, not {value!r}")
 
 
 def check_crawl_input(arguments: dict[str, Any], settings: Any) -> None:
@@ -113,7 +130,8 @@ def check_crawl_input(arguments: dict[str, Any], settings: Any) -> None:
     unknown = sorted(set(arguments) - set(SPIDER_ARGUMENTS))
     if unknown:
         raise CrawlSetupError(f"unknown spider argument {unknown[0]!r}: expected one of {', '.join(SPIDER_ARGUMENTS)}")
-    read_seeds(arguments.get("seeds"))
+    if not _switch("recrawl", arguments.get("recrawl")) or arguments.get("seeds"):
+        read_seeds(arguments.get("seeds"))
     _positive_int("max_pages", arguments.get("max_pages"))
     try:
         check_settings(settings)
@@ -125,9 +143,14 @@ def check_crawl_input(arguments: dict[str, Any], settings: Any) -> None:
         except HostsFileError as exc:
             raise CrawlSetupError(str(exc)) from None
     try:
-        Store(resolve_database_url(None, settings.get("DATABASE_URL"))).close()
+        store = Store(resolve_database_url(None, settings.get("DATABASE_URL")))
     except StoreError as exc:
         raise CrawlSetupError(str(exc)) from None
+    try:
+        if _switch("recrawl", arguments.get("recrawl")) and not arguments.get("seeds") and not store.sketch_totals(SCHEME)[0]:
+            raise CrawlSetupError("nothing to re-crawl: the store holds no HTML page (crawl from seeds first, or give seeds)")
+    finally:
+        store.close()
 
 
 #: Outcomes decided for a whole host, which its own log line reports once: per URL
@@ -158,6 +181,12 @@ def _looks_binary(body: bytes) -> bool:
         return False
     controls = len(head) - len(head.translate(None, _CONTROL_BYTES))
     return controls > len(head) * 0.05
+
+
+def _header(response: Response, name: bytes) -> str | None:
+    """A response header as text (cut to what the store keeps), None when absent."""
+    value = response.headers.get(name)
+    return value.decode("latin-1")[:255] if value else None
 
 
 def body_fingerprint(body: bytes) -> int:
@@ -201,9 +230,13 @@ def classify_failure(failure: Failure, maxsize: int) -> tuple[str, str]:
 class WebSpider(Spider):
     name = "web"
 
-    def __init__(self, seeds: str | None = None, max_pages: Any = None, allowed_hosts: str | None = None, **kwargs: Any):
+    def __init__(
+        self, seeds: str | None = None, max_pages: Any = None, allowed_hosts: str | None = None, recrawl: Any = None, **kwargs: Any
+    ):
         super().__init__(**kwargs)
-        self.seed_urls = read_seeds(seeds)
+        self.recrawl = _switch("recrawl", recrawl)
+        # A re-crawl's start is the store; seeds, when given, are fetched too.
+        self.seed_urls = read_seeds(seeds) if seeds or not self.recrawl else []
         self.max_pages = _positive_int("max_pages", max_pages)
         self.allowed_hosts = tuple(h.strip().lower().lstrip(".") for h in (allowed_hosts or "").split(",") if h.strip())
         self.seen: set[str] = set()
@@ -213,11 +246,16 @@ class WebSpider(Spider):
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> "WebSpider":
         spider = super().from_crawler(crawler, *args, **kwargs)
         settings = crawler.settings
+        if spider.recrawl:
+            # Read by the components built next (settings freeze after the spider is made).
+            settings.set("RECRAWL", True, priority="spider")
+            settings.set("MIRROR_DETECTION_ENABLED", False, priority="spider")
         spider.boilerplate = BoilerplateFilter() if settings.getbool("BOILERPLATE_REMOVAL") else None
         spider.depth_limit = settings.getint("DEPTH_LIMIT")
         spider.url_max_length = settings.getint("URL_MAX_LENGTH")
         spider.links_max = settings.getint("LINKS_PER_PAGE_MAX")
         spider.maxsize = settings.getint("DOWNLOAD_MAXSIZE")
+        spider.conditional = settings.getbool("RECRAWL_CONDITIONAL")
         crawler.signals.connect(spider.body_received, signal=signals.bytes_received)
         return spider
 
@@ -236,7 +274,7 @@ class WebSpider(Spider):
 
     def run_arguments(self) -> dict[str, Any]:
         """The spider's arguments as the crawl run records them."""
-        return {"max_pages": self.max_pages, "allowed_hosts": list(self.allowed_hosts)}
+        return {"max_pages": self.max_pages, "allowed_hosts": list(self.allowed_hosts), "recrawl": self.recrawl}
 
     @cached_property
     def context(self) -> CrawlContext:
@@ -263,6 +301,9 @@ class WebSpider(Spider):
             # queued is every stored link whose target has no page yet.
             self.seen.update(self.store.fetched_urls(self.run_id))
             self.scheduled = len(self.seen)
+        elif self.recrawl:
+            for row in self.context.stored_versions:
+                yield self._recrawl_request(row)
         for url in self.seed_urls:
             request = self._request(url, 0)
             if request is not None:
@@ -339,6 +380,17 @@ class WebSpider(Spider):
         self.seen.add(url)
         return Request(url, callback=self.parse, errback=self.failed, priority=100, meta={"depth": -1, "mirror_validation": True}, dont_filter=True)
 
+    def _recrawl_request(self, row: StoredVersionRow) -> Request:
+        """A stored page asked for again, conditionally on the validators of its last fetch
+        (``crawler.recrawl``); outside ``max_pages``, which bounds new pages."""
+        url = row["url"]
+        self.seen.add(url)
+        return Request(
+            url, callback=self.parse, errback=self.failed, priority=-row["depth"], dont_filter=True,
+            headers=conditional_headers(row["etag"], row["last_modified"]) if self.conditional else {},
+            meta={"depth": row["depth"], RECRAWL_META: True},
+        )
+
     def _request(self, url: str, depth: int) -> Request | None:
         # A cut URL is not the page's (the parse records it, ``_too_long``).
         if url in self.seen or is_cut(url) or (self.max_pages and self.scheduled >= self.max_pages):
@@ -385,6 +437,7 @@ class WebSpider(Spider):
         fields: dict[str, Any] = dict(
             status=response.status, ip=ip, content_type=content_type,
             length=len(response.body), fingerprint=body_fingerprint(response.body),
+            etag=_header(response, b"ETag"), last_modified=_header(response, b"Last-Modified"),
         )
         outcome = self._outcome(response, content_type)
         if outcome != "ok":
