@@ -150,6 +150,23 @@ def cmd_detect(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    """``export --parquet DIR``: the store's sketches, pages, hosts and links as Parquet."""
+    from mirrorscope.jobs.export import ExportError, export_parquet
+
+    store = _open_store(args.db, "read")
+    console = Console(stderr=True)
+    try:
+        manifest = export_parquet(store, args.parquet, progress=lambda text: console.print(safe_text(text)))
+    except ExportError as exc:
+        raise UsageError(str(exc)) from None
+    finally:
+        store.close()
+    tables = manifest["tables"]
+    console.print(f"exported to {safe_text(args.parquet)}: " + ", ".join(f"{tables[t]} {t}" for t in tables))
+    return 0
+
+
 def cmd_duplicates(args: argparse.Namespace) -> int:
     """``duplicates``: one method's near-duplicate clusters and the containment pairs."""
     store = _open_store(args.db, "read")

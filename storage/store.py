@@ -6,7 +6,8 @@ pages, links, and what a resumed crawl reads back), ``duplicates`` (sketches and
 offline passes' clusters), ``mirrors``, ``spam`` (host verdicts and their evidence),
 ``anchors`` (anchor-bag signatures, pairs and clusters), ``evidence`` (the report's
 reads of what pages said), ``graph`` (the links read as a graph) and ``collections``
-(replicated collections, found bottom-up). Reads return the row types of ``rows``.
+(replicated collections, found bottom-up) and ``export`` (whole tables streamed for the
+Parquet export). Reads return the row types of ``rows``.
 """
 
 from __future__ import annotations
@@ -17,12 +18,14 @@ from mirrorscope.storage.crawl import CrawlTables
 from mirrorscope.storage.db import Access, ensure_schema, make_engine
 from mirrorscope.storage.duplicates import DuplicateTables
 from mirrorscope.storage.evidence import EvidenceTables
+from mirrorscope.storage.export import ExportTables
 from mirrorscope.storage.graph import GraphTables
 from mirrorscope.storage.mirrors import MirrorTables
 from mirrorscope.storage.spam import SpamTables
 
 
-class Store(CrawlTables, DuplicateTables, MirrorTables, SpamTables, AnchorTables, EvidenceTables, GraphTables, CollectionTables):
+class Store(CrawlTables, DuplicateTables, MirrorTables, SpamTables, AnchorTables, EvidenceTables, GraphTables, CollectionTables,
+            ExportTables):
     """A database holding mirrorscope's schema, brought to head when opened."""
 
     def __init__(self, url: str, *, migrate: bool = True, access: Access = "create") -> None:
