@@ -11,7 +11,8 @@ each, so memory stays bounded by a batch whatever the store's size:
   sample, ascending) and ``super_shingles`` (6 values).
 * ``hosts.parquet``, ``pages.parquet``, ``links.parquet``: the columns of
   ``storage.export.EXPORT_COLUMNS`` (page fingerprints as stored: two's complement).
-* ``manifest.json``: counts, the sketch parameters and the encoding below.
+* ``manifest.json``: counts (with the sketches left out: of other parameters, or
+  unreadable), the sketch parameters and the encoding below.
 
 Sketch values are unsigned 64-bit; Spark has no unsigned type and reads Parquet's
 UINT_64 as DECIMAL(20, 0), slow to sort and join. They are written as int64 with the top
@@ -29,12 +30,15 @@ from typing import Any
 
 import numpy as np
 
+from mirrorscope.detectors.clustering import SketchArrays
 from mirrorscope.detectors.sketch import DEFAULT_PARAMS
 from mirrorscope.detectors.sketch_columns import decode_sketches
+from mirrorscope.jobs.duplicates import unreadable_count
 from mirrorscope.storage.export import EXPORT_COLUMNS
 from mirrorscope.storage.store import Store
 
-__all__ = ["MANIFEST", "ExportError", "export_parquet", "from_ordered", "read_manifest", "to_ordered"]
+__all__ = ["MANIFEST", "ExportError", "export_parquet", "from_ordered", "read_manifest", "sketch_batch", "to_ordered",
+           "write_sketches"]
 
 MANIFEST = "manifest.json"
 #: What the manifest says the sketch values are (``to_ordered``).
@@ -71,22 +75,43 @@ def _lists(pa: Any, offsets: np.ndarray, values: np.ndarray) -> Any:
     return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), pa.array(to_ordered(values)))
 
 
-def _sketch_batches(store: Store, pa: Any) -> Iterator[tuple[Any, int]]:
-    """Record batches of the readable default-parameter sketches, and how many sketches
-    each batch left out (other parameters or unreadable: ``jobs.duplicates`` leaves them
-    out too)."""
+def sketch_batch(page_ids: np.ndarray, arrays: SketchArrays) -> Any:
+    """One record batch of ``sketches.parquet`` from sketches as the clustering takes them."""
+    pa = _pyarrow()
+    groups = arrays.super_shingles.shape[1]
+    return pa.RecordBatch.from_pydict({
+        "page_id": pa.array(np.asarray(page_ids, dtype=np.int64)),
+        "fingerprint": pa.array(to_ordered(arrays.fingerprints)),
+        "min_s": _lists(pa, arrays.offsets, arrays.min_s),
+        "mod_m": _lists(pa, arrays.mod_offsets, arrays.mod_m),
+        "super_shingles": _lists(pa, np.arange(page_ids.size + 1) * groups, arrays.super_shingles.ravel()),
+    }, schema=_schema(pa, "sketches"))
+
+
+def write_sketches(path: str | Path, page_ids: np.ndarray, arrays: SketchArrays, batch: int = 1 << 16) -> None:
+    """``sketches.parquet`` from arrays (``benchmarks/spark_scale.py``: sketches that were
+    never in a store), ``batch`` documents a row group."""
+    pa = _pyarrow()
+    with pa.parquet.ParquetWriter(path, _schema(pa, "sketches")) as writer:
+        for lo in range(0, page_ids.size, batch):
+            hi = min(page_ids.size, lo + batch)
+            start, end, mod_start, mod_end = arrays.offsets[lo], arrays.offsets[hi], arrays.mod_offsets[lo], arrays.mod_offsets[hi]
+            part = SketchArrays(arrays.offsets[lo : hi + 1] - start, arrays.min_s[start:end],
+                                arrays.mod_offsets[lo : hi + 1] - mod_start, arrays.mod_m[mod_start:mod_end],
+                                arrays.fingerprints[lo:hi], arrays.signatures[lo:hi], arrays.super_shingles[lo:hi])
+            writer.write_batch(sketch_batch(page_ids[lo:hi], part))
+
+
+def _sketch_batches(store: Store) -> Iterator[tuple[Any, int, int]]:
+    """Record batches of the readable default-parameter sketches, how many sketches each
+    batch left out (other parameters, not comparable, or unreadable: ``jobs.duplicates``
+    leaves them out too) and how many of those were unreadable."""
     for ids, blobs in store.sketch_blob_batches(DEFAULT_PARAMS.scheme):
         decoded = decode_sketches(blobs)
-        page_ids = np.asarray(ids, dtype=np.int64)[decoded.accepted]
-        groups = decoded.super_shingles.shape[1]
-        columns = {
-            "page_id": pa.array(page_ids),
-            "fingerprint": pa.array(to_ordered(decoded.fingerprints)),
-            "min_s": _lists(pa, decoded.offsets, decoded.min_s),
-            "mod_m": _lists(pa, decoded.mod_offsets, decoded.mod_m),
-            "super_shingles": _lists(pa, np.arange(page_ids.size + 1) * groups, decoded.super_shingles.ravel()),
-        }
-        yield pa.RecordBatch.from_pydict(columns), int(np.count_nonzero(~decoded.accepted))
+        arrays = SketchArrays(decoded.offsets, decoded.min_s, decoded.mod_offsets, decoded.mod_m, decoded.fingerprints,
+                              decoded.signatures, decoded.super_shingles)
+        refused = [b for b, ok in zip(blobs, decoded.accepted.tolist()) if not ok]
+        yield sketch_batch(np.asarray(ids, dtype=np.int64)[decoded.accepted], arrays), len(refused), unreadable_count(refused)
 
 
 _SKETCH_SCHEMA = {"page_id": "int64", "fingerprint": "int64", "min_s": "list", "mod_m": "list", "super_shingles": "list"}
@@ -125,16 +150,16 @@ def export_parquet(store: Store, directory: str | Path, progress: Callable[[str]
     target.mkdir(exist_ok=True)
     (target / MANIFEST).unlink(missing_ok=True)  # an export cut short has no manifest
     counts: dict[str, int] = {}
-    left_out = 0
+    left_out = unreadable = 0
     for table in _TABLES:
         schema = _schema(pa, table)
         rows = 0
         with pa.parquet.ParquetWriter(target / f"{table}.parquet", schema) as writer:
             if table == "sketches":
-                for batch, refused in _sketch_batches(store, pa):
-                    writer.write_batch(batch.cast(schema) if batch.schema != schema else batch)
+                for batch, refused, broken in _sketch_batches(store):
+                    writer.write_batch(batch)
                     rows += batch.num_rows
-                    left_out += refused
+                    left_out, unreadable = left_out + refused, unreadable + broken
             else:
                 names = schema.names
                 for batch in store.export_batches(table):
@@ -144,7 +169,7 @@ def export_parquet(store: Store, directory: str | Path, progress: Callable[[str]
                     rows += len(batch)
         counts[table] = rows
         say(f"{table}: {rows} rows exported")
-    manifest = {"tables": counts, "sketches_left_out": left_out, "sketch_encoding": ENCODING, "sketch_params": _params()}
+    manifest = {"tables": counts, "sketches_left_out": left_out, "sketches_unreadable": unreadable, "sketch_encoding": ENCODING, "sketch_params": _params()}
     (target / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return manifest
 
