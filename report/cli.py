@@ -105,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     detect.add_argument("--engine", default="numpy",
                         help="numpy (default: one process, in memory) or spark (the near-duplicate job on Spark; "
                              "needs pip install 'mirrorscope[spark]' and Java 17)")
-    detect.add_argument("--spark-master", default="local[2]", metavar="URL",
+    detect.add_argument("--spark-master", metavar="URL",
                         help="Spark master for --engine spark (default local[2]; spark://host:7077 for a cluster)")
     detect.add_argument("--parquet", metavar="DIR",
                         help="with --engine spark: read this Parquet export (mirror-report export), or make one here "
