@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from mirrorscope.detectors.clustering import (
-    Clusters,
+    DEFAULT_MAX_DOCS_PER_FINGERPRINT,
     SketchArrays,
     cluster_sketches,
     cluster_super_shingles,
@@ -108,17 +108,19 @@ def scored(page_ids: np.ndarray, a: np.ndarray, b: np.ndarray, score: np.ndarray
 
 
 def duplicate_results(page_ids: np.ndarray, arrays: SketchArrays, unreadable: int = 0,
-                      threshold: float = DEFAULT_THRESHOLD) -> DuplicateResults:
-    """The numpy path: cluster the pages three ways and find the containments, in memory."""
+                      threshold: float = DEFAULT_THRESHOLD, limit: int = DEFAULT_MAX_DOCS_PER_FINGERPRINT) -> DuplicateResults:
+    """The numpy path: cluster the pages three ways and find the containments, in memory
+    (fingerprints in more than ``limit`` sketches dropped as boilerplate)."""
     n = page_ids.size
     offsets, values, whole = arrays.offsets, arrays.min_s, arrays.fingerprints
+    options = {"document_fingerprints": whole, "threshold": threshold, "max_docs_per_fingerprint": limit}
     results = {
-        "broder": cluster_sketches(page_ids, offsets, values, document_fingerprints=whole, threshold=threshold),
-        "center": cluster_sketches(page_ids, offsets, values, document_fingerprints=whole, threshold=threshold, method="center"),
+        "broder": cluster_sketches(page_ids, offsets, values, **options),
+        "center": cluster_sketches(page_ids, offsets, values, method="center", **options),
     }
     if n:
         results["super-shingles"] = cluster_super_shingles(page_ids, arrays.super_shingles, document_fingerprints=whole)
-    a, b, c = containment_pairs(arrays.mod_offsets, arrays.mod_m) if n else (np.empty(0, int),) * 3
+    a, b, c = containment_pairs(arrays.mod_offsets, arrays.mod_m, max_docs_per_fingerprint=limit) if n else (np.empty(0, int),) * 3
     differ = whole[a] != whole[b]
     methods = {
         method: (cluster_rows(clusters.labels, page_ids, whole), scored(page_ids, clusters.i, clusters.j, clusters.similarity))

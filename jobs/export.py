@@ -180,14 +180,16 @@ def _params() -> dict[str, Any]:
             "super_groups": p.super_groups, "super_size": p.super_size}
 
 
-def read_manifest(directory: str | Path) -> dict[str, Any]:
-    """The manifest of a finished export; ExportError if ``directory`` holds none or one
-    made with other sketch parameters."""
-    path = Path(directory) / MANIFEST
+def read_manifest(directory: str | Path, text: str | None = None) -> dict[str, Any]:
+    """The manifest of a finished export (``text``: the manifest's contents, read by the
+    caller from elsewhere than a local directory); ExportError if ``directory`` holds
+    none or one made with other sketch parameters."""
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
+        if text is None:
+            text = (Path(directory) / MANIFEST).read_text(encoding="utf-8")
+        manifest = json.loads(text)
     except (OSError, ValueError):
         raise ExportError(f"--parquet {directory} holds no finished export (no readable {MANIFEST})") from None
-    if manifest.get("sketch_params") != _params() or manifest.get("sketch_encoding") != ENCODING:
+    if not isinstance(manifest, dict) or manifest.get("sketch_params") != _params() or manifest.get("sketch_encoding") != ENCODING:
         raise ExportError(f"--parquet {directory} was exported with other sketch parameters: export again")
     return manifest

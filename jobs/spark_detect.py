@@ -339,12 +339,21 @@ def spark_duplicates(
     limit: int = DEFAULT_MAX_DOCS_PER_FINGERPRINT,
 ) -> DuplicateResults:
     """Broder's clusters (union-find and CENTER), super-shingle clusters and containments
-    of the sketches in the export at ``directory``, as ``duplicate_results`` finds them."""
+    of the sketches in the export at ``directory`` (a local directory, or a URI Spark
+    reads: hdfs://, s3a://, file://), as ``duplicate_results`` finds them."""
     from pyspark.sql import functions as F
 
     say = progress or (lambda _: None)
-    manifest = read_manifest(directory)
-    sketches = spark.read.parquet(str(Path(directory, "sketches.parquet"))).cache()
+    where = str(directory).rstrip("/")
+    if "://" in where:  # hdfs://, s3a://, file://: what every executor of a cluster reads
+        try:
+            text = spark.read.text(f"{where}/{MANIFEST}", wholetext=True).first()[0]
+        except Exception:  # Spark's AnalysisException for a missing path, or a file system's own
+            text = ""
+        manifest = read_manifest(where, text)
+    else:
+        manifest = read_manifest(where)
+    sketches = spark.read.parquet(f"{where}/sketches.parquet").cache()
     n = sketches.count()
     say(f"{n} sketches read from the Parquet export")
     methods: dict[str, tuple[list[tuple[int, list[int], bool]], list[tuple[int, int, float]]]] = {}
@@ -406,15 +415,19 @@ def _export(store: Store, parquet: str | Path | None, say: Callable[[str], None]
     yield target
 
 
-def spark_job(master: str = "local[2]", parquet: str | Path | None = None) -> Callable[..., dict[str, Any]]:
+def spark_job(master: str = "local[2]", parquet: str | Path | None = None, spark: Any = None) -> Callable[..., dict[str, Any]]:
     """The near-duplicate job of ``jobs.detect`` on Spark at ``master``: export (or read
-    the export in ``parquet``), cluster on Spark, write through ``write_duplicates``;
-    Spark is stopped before the next job."""
+    the export in ``parquet``), cluster on Spark, write through ``write_duplicates``.
+    Spark is started for the job and stopped before the next one, unless a running
+    ``spark`` session is given."""
 
     def job(store: Store, threshold: float = DEFAULT_THRESHOLD, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
         say = progress or (lambda _: None)
-        with _export(store, parquet, say) as directory, spark_session(master) as spark:
-            say(f"clustering near-duplicate pages on Spark ({master})")
-            return detect_duplicates_spark(store, spark, directory, threshold, say)
+        with _export(store, parquet, say) as directory:
+            if spark is not None:
+                return detect_duplicates_spark(store, spark, directory, threshold, say)
+            with spark_session(master) as session:
+                say(f"clustering near-duplicate pages on Spark ({master})")
+                return detect_duplicates_spark(store, session, directory, threshold, say)
 
     return job
