@@ -3,8 +3,8 @@ spark``) finds exactly what the numpy path finds: the same Broder clusters (unio
 CENTER), super-shingle clusters, pairs with their similarities and containments, and after
 the whole ``detect`` the same mirror and spam verdicts in the store. On a real crawl of the
 standard sandbox and of the small real-page world (SQLite), on planted near-duplicates with
-decoys and contained pages (SQLite and PostgreSQL), and with boilerplate removal forced
-(a fingerprint limit of 3 documents: truncated sketches). One local[2] SparkSession for the
+decoys and contained pages (SQLite and PostgreSQL), there also with boilerplate removal
+forced (a fingerprint limit of 3 documents: truncated sketches). One local[2] SparkSession for the
 module; bad input to the command is one line and exit status 2."""
 
 from __future__ import annotations
@@ -119,27 +119,13 @@ def test_both_engines_find_the_same_planted_duplicates(store: Store, spark: Any,
     assert summary["broder"]["pairs"] == len(store.duplicate_pairs("broder")) == len(expected.methods["broder"][1])
     assert len(store.duplicate_pairs("center")) == len(expected.methods["center"][1])
     assert len(store.containment_pairs()) == len(expected.contained)
-
-
-def test_both_engines_agree_when_boilerplate_removal_truncates_sketches(spark: Any, tmp_path: Path, sqlite_url: str) -> None:
-    """Fingerprints in more than 3 sketches dropped: sketches lose values (the truncated
-    sketch rule of the estimate) and MOD_m samples shrink below the minimum."""
-    from tests.test_detect_streamed import _record, planted_documents
-
-    from mirrorscope.crawler.pipelines import sketch_record
-    from mirrorscope.detectors.sketch import sketch_many
-
-    opened = Store(sqlite_url)
-    opened.insert_new_pages([_record(n, sketch_record(k)) for n, k in enumerate(sketch_many(planted_documents(seed=9)))])
-    page_ids, arrays, unreadable = load_sketches(opened)
-    expected = duplicate_results(page_ids, arrays, unreadable, limit=3)
-    export_parquet(opened, tmp_path / "export")
-    opened.close()
-    # Read through a URI, as executors on a cluster read a shared export.
-    found = spark_duplicates(spark, (tmp_path / "export").as_uri(), limit=3)
-    assert found == expected
-    default = duplicate_results(page_ids, arrays, unreadable)
-    assert expected.methods["broder"][1] != default.methods["broder"][1]  # the limit changed the estimates
+    if store.engine.dialect.name == "sqlite":  # the same export again: once is enough
+        # Fingerprints in more than 3 sketches dropped: sketches lose values (the
+        # truncated-sketch rule of the estimate) and MOD_m samples shrink below the minimum.
+        # Read through a URI, as executors on a cluster read a shared export.
+        truncated = duplicate_results(page_ids, arrays, unreadable, limit=3)
+        assert truncated.methods["broder"][1] != expected.methods["broder"][1]  # the limit changed the estimates
+        assert spark_duplicates(spark, (tmp_path / "export").as_uri(), limit=3) == truncated
 
 
 def test_an_empty_store_gives_nothing_on_both(spark: Any, tmp_path: Path, sqlite_url: str) -> None:
