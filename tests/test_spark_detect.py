@@ -162,3 +162,34 @@ def test_bad_engine_input_is_one_line(sqlite_url: str, tmp_path: Path, monkeypat
     assert main(["detect", "--engine", "spark", "--db", sqlite_url]) == 2
     err = capsys.readouterr().err
     assert err == "mirror-report: error: --engine spark needs pyspark: pip install 'mirrorscope[spark]' (and Java 17)\n"
+
+
+def test_detect_engine_spark_from_the_command_line(tmp_path: Path) -> None:
+    """``mirror-report detect --engine spark`` (its own Spark, a temporary export) stores
+    what ``--engine numpy`` stores, and Spark's JVM logging stays quiet."""
+    from tests.helpers import prose
+    from tests.test_detect_streamed import _record
+
+    from mirrorscope.crawler.pipelines import sketch_record
+    from mirrorscope.detectors.sketch import sketch_many
+
+    # A page, a near-duplicate, an exact copy, an unrelated page, a part of the page (40%
+    # of it: contained, not resembling) and an empty page.
+    base = prose(1, 1000)
+    documents = [base, base[:990] + prose(2, 10), list(base), prose(3, 500), base[:400], []]
+    first = tmp_path / "numpy.db"
+    opened = Store(f"sqlite:///{first}")
+    opened.insert_new_pages([_record(n, sketch_record(k)) for n, k in enumerate(sketch_many(documents))])
+    opened.close()
+    shutil.copy(first, tmp_path / "spark.db")
+    for engine in ("numpy", "spark"):
+        result = mirror_report("detect", "--engine", engine, "--db", f"sqlite:///{tmp_path / engine}.db")
+        assert result.returncode == 0, result.stderr[-2000:]
+        assert "broder: 1 clusters holding 3 of 6 pages (1 pairs)" in result.stderr
+        assert "spark:" not in result.stderr and "WARN" not in result.stderr.replace("WARNING: Using incubator", "")
+    found = {}
+    for engine in ("numpy", "spark"):
+        store = Store(f"sqlite:///{tmp_path / engine}.db")
+        found[engine] = stored(store)
+        store.close()
+    assert found["spark"] == found["numpy"] and found["numpy"]["containments"]
