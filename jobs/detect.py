@@ -1,6 +1,7 @@
 """``mirror-report detect``: every offline job over a store, in order.
 
-1. ``jobs.duplicates``: near-duplicate page clusters and containment.
+1. ``jobs.duplicates``: near-duplicate page clusters and containment (``--engine spark``:
+   ``jobs.spark_detect``, the same results computed on Spark from a Parquet export).
 1b. ``jobs.collections``: replicated collections grown bottom-up from step 1's clusters
    by their links; step 3 validates their replicas as mirror candidates too.
 2. ``jobs.similar``: anchor bags, similar URL pairs and their CENTER clusters.
@@ -29,12 +30,16 @@ __all__ = ["detect"]
 
 
 def detect(
-    store: Store, threshold: float = DEFAULT_THRESHOLD, progress: Callable[[str], None] | None = None
+    store: Store,
+    threshold: float = DEFAULT_THRESHOLD,
+    progress: Callable[[str], None] | None = None,
+    duplicates_job: Callable[..., dict[str, Any]] = detect_duplicates,
 ) -> dict[str, dict[str, Any]]:
-    """Run the jobs on ``store`` in order; their summaries by job name."""
+    """Run the jobs on ``store`` in order; their summaries by job name. ``duplicates_job``
+    is step 1's engine: the numpy path, or ``jobs.spark_detect.spark_job``'s."""
     say = progress or (lambda _: None)
     say("clustering near-duplicate pages")
-    duplicates = detect_duplicates(store, threshold, progress=say)
+    duplicates = duplicates_job(store, threshold, progress=say)
     say("growing replicated collections from the near-duplicate clusters (bottom-up)")
     collections = detect_collections(store)
     say("anchor bags: signatures, similar URL pairs, CENTER clusters")

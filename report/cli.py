@@ -6,6 +6,8 @@
     mirror-report changes [--db URL] [--format table|json|csv] [--output FILE]
     mirror-report demo [--db URL] [--seed N] [--port N] [--world full|standard|real]
     mirror-report db upgrade|current [--db URL]
+    mirror-report export --parquet DIR [--db URL]
+    mirror-report detect [--engine numpy|spark] [--spark-master URL] [--parquet DIR] [--db URL]
 
 Bad input (a missing seeds file, a bad database URL, an unknown option) is one line on
 stderr and exit status 2. The JSON output is the documents of ``document.py``, described
@@ -28,6 +30,7 @@ from mirrorscope.report.commands import (
     cmd_demo,
     cmd_detect,
     cmd_duplicates,
+    cmd_export,
     cmd_report,
     cmd_similar,
 )
@@ -38,6 +41,7 @@ from mirrorscope.report.render import safe_text
 _HANDLERS = {
     "report": cmd_report, "crawl": cmd_crawl, "demo": cmd_demo, "db": cmd_db,
     "detect": cmd_detect, "duplicates": cmd_duplicates, "similar": cmd_similar, "changes": cmd_changes,
+    "export": cmd_export,
 }
 COMMANDS = tuple(_HANDLERS)
 
@@ -103,6 +107,19 @@ def build_parser() -> argparse.ArgumentParser:
     detect = commands.add_parser("detect", help="rerun offline detection over the store (near-duplicates, anchor bags, mirrors, spam hosts)")
     _add_db(detect)
     detect.add_argument("--threshold", type=float, default=0.5, help="resemblance that joins two pages (default 0.5, Broder's)")
+    # Not ``choices``: an unknown engine is refused by cmd_detect in one line naming the known ones.
+    detect.add_argument("--engine", default="numpy",
+                        help="numpy (default: one process, in memory) or spark (the near-duplicate job on Spark; "
+                             "needs pip install 'mirrorscope[spark]' and Java 17)")
+    detect.add_argument("--spark-master", metavar="URL",
+                        help="Spark master for --engine spark (default local[2]; spark://host:7077 for a cluster)")
+    detect.add_argument("--parquet", metavar="DIR",
+                        help="with --engine spark: read this Parquet export (mirror-report export), or make one here "
+                             "when DIR is new (default: a temporary export, removed afterwards)")
+
+    export = commands.add_parser("export", help="write sketches, pages, hosts and links to Parquet files (for Spark)")
+    export.add_argument("--parquet", metavar="DIR", required=True, help="a new or empty directory (an earlier export there is replaced)")
+    _add_db(export)
 
     duplicates = commands.add_parser("duplicates", help="near-duplicate clusters and containment pairs")
     _add_db(duplicates)

@@ -121,16 +121,39 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _duplicates_engine(args: argparse.Namespace) -> Callable[..., dict[str, Any]]:
+    """``detect``'s near-duplicate job for ``--engine``, its options checked before any work."""
+    from mirrorscope.jobs.duplicates import detect_duplicates
+    from mirrorscope.jobs.spark_detect import SparkUnavailable, check_spark, spark_job
+
+    if args.engine not in ("numpy", "spark"):
+        raise UsageError(f"unknown --engine {args.engine!r}: numpy or spark")
+    if args.engine == "numpy":
+        if args.spark_master is not None or args.parquet is not None:
+            raise UsageError("--spark-master and --parquet go with --engine spark")
+        return detect_duplicates
+    try:
+        check_spark()
+    except SparkUnavailable as exc:
+        raise UsageError(str(exc)) from None
+    return spark_job(args.spark_master or "local[2]", args.parquet)
+
+
 def cmd_detect(args: argparse.Namespace) -> int:
     from mirrorscope.jobs.detect import detect
+    from mirrorscope.jobs.export import ExportError
+    from mirrorscope.jobs.spark_detect import SparkUnavailable
 
     if not 0.0 < args.threshold <= 1.0:
         raise UsageError(f"--threshold must be in (0, 1], not {args.threshold}")
+    job = _duplicates_engine(args)
     store = _open_store(args.db, "write")
     console = Console(stderr=True)
     try:
         with console.status("clustering near-duplicate pages") as status:
-            results = detect(store, args.threshold, progress=lambda text: status.update(safe_text(text)))
+            results = detect(store, args.threshold, progress=lambda text: status.update(safe_text(text)), duplicates_job=job)
+    except (ExportError, SparkUnavailable) as exc:
+        raise UsageError(str(exc)) from None
     finally:
         store.close()
     summary, anchors, mirrors, spam = results["duplicates"], results["similar"], results["mirrors"], results["spam"]
@@ -158,6 +181,23 @@ def cmd_detect(args: argparse.Namespace) -> int:
         )
     else:
         console.print(f"topics: no term vectors to co-cluster ({topics['pages']} stored)")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """``export --parquet DIR``: the store's sketches, pages, hosts and links as Parquet."""
+    from mirrorscope.jobs.export import ExportError, export_parquet
+
+    store = _open_store(args.db, "read")
+    console = Console(stderr=True)
+    try:
+        manifest = export_parquet(store, args.parquet, progress=lambda text: console.print(safe_text(text)))
+    except ExportError as exc:
+        raise UsageError(str(exc)) from None
+    finally:
+        store.close()
+    tables = manifest["tables"]
+    console.print(f"exported to {safe_text(args.parquet)}: " + ", ".join(f"{tables[t]} {t}" for t in tables))
     return 0
 
 

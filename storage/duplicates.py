@@ -116,6 +116,18 @@ class DuplicateTables(Tables):
             for cid, size, identical, url in clusters
         ]
 
+    def duplicate_pairs(self, method: str) -> list[tuple[str, str, float]]:
+        """(page a URL, page b URL, resemblance) of one method's pairs, by URLs."""
+        other = aliased(Page)
+        query = (
+            select(Page.url, other.url, DuplicatePair.resemblance)
+            .join(Page, Page.id == DuplicatePair.page_a)
+            .join(other, other.id == DuplicatePair.page_b)
+            .where(DuplicatePair.method == method)
+            .order_by(Page.url, other.url)
+        )
+        return cast(list[tuple[str, str, float]], self._tuples(query))
+
     def containment_pairs(self) -> list[ContainmentRow]:
         """Every containment by page URL, highest first."""
         container = aliased(Page)

@@ -6,9 +6,9 @@ pages, links, and what a resumed crawl reads back), ``duplicates`` (sketches and
 offline passes' clusters), ``mirrors``, ``spam`` (host verdicts and their evidence),
 ``anchors`` (anchor-bag signatures, pairs and clusters), ``evidence`` (the report's
 reads of what pages said), ``graph`` (the links read as a graph), ``collections``
-(replicated collections, found bottom-up), ``changes`` (page change over re-crawls) and
-``terms`` (term vectors, the co-clustering and topic labels). Reads return the row types
-of ``rows``.
+(replicated collections, found bottom-up), ``changes`` (page change over re-crawls),
+``terms`` (term vectors, the co-clustering and topic labels) and ``export`` (whole tables
+streamed for the Parquet export). Reads return the row types of ``rows``.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from mirrorscope.storage.crawl import CrawlTables
 from mirrorscope.storage.db import Access, ensure_schema, make_engine
 from mirrorscope.storage.duplicates import DuplicateTables
 from mirrorscope.storage.evidence import EvidenceTables
+from mirrorscope.storage.export import ExportTables
 from mirrorscope.storage.graph import GraphTables
 from mirrorscope.storage.mirrors import MirrorTables
 from mirrorscope.storage.spam import SpamTables
@@ -28,7 +29,7 @@ from mirrorscope.storage.terms import TermTables
 
 class Store(
     CrawlTables, DuplicateTables, MirrorTables, SpamTables, AnchorTables, EvidenceTables, GraphTables, CollectionTables,
-    ChangeTables, TermTables,
+    ChangeTables, TermTables, ExportTables,
 ):
     """A database holding mirrorscope's schema, brought to head when opened."""
 
