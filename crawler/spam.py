@@ -142,6 +142,8 @@ class SpamMonitor:
         # Checked on the host's first page that is not spam (see the module docstring).
         if self.cloaking and not state.checked and not spam_page and record.host not in self.judge.flagged and item.sketch is not None:
             state.checked = True
+            if not self.context.first_claim("cloak", record.host):
+                return  # another process of a shared crawl checks this host
             # The page's links wait for the check's verdict: a cloaker's other pages are
             # its spam too, and a good host loses one round trip.
             self.held[record.url] = (record, item.outlinks)
@@ -290,7 +292,11 @@ class SpamMonitor:
             return  # a finished run's re-run judged nothing new
         self.unsaved = False
         rows = self.rows()
-        self.context.store.replace_host_verdicts(rows)
+        if self.context.shared is not None:
+            # Each process of a shared crawl judged on its own pages: merged, not replaced.
+            self.context.store.merge_host_verdicts(rows)
+        else:
+            self.context.store.replace_host_verdicts(rows)
         self.stats.set_value("spam/hosts_flagged", sum(r["flagged"] for r in rows if r["kind"] == "spam"))
         self.stats.set_value("spam/trap_hosts", sum(r["kind"] == "trap" for r in rows))
 
