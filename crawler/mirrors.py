@@ -88,8 +88,8 @@ class MirrorMiddleware:
     def replay(self, event: tuple[Any, ...]) -> None:
         """A page another process of a shared crawl fetched (``crawler.shared.PolicyLog``)."""
         if event[0] == "page":
-            _, url, host, ip, outcome, sketch, _, links = event
-            self._add(url, host, ip, outcome, sketch, links)
+            record, sketch = event[1], event[2]
+            self._add(record.url, record.host, record.ip, record.outcome, sketch, [(l.target_url, l.target_host) for l in record.links])
 
     def _add(self, url: str, host: str, ip: str | None, outcome: str, sketch: Any, links: Any) -> None:
         self.view.add_page(url, host, ip, outcome, sketch)

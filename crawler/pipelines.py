@@ -221,9 +221,11 @@ class DuplicatePipeline:
     def replay(self, event: tuple[Any, ...]) -> None:
         """A page another process of a shared crawl fetched (``PolicyLog``): indexed as
         this process indexes its own originals."""
-        if event[0] == "page" and event[5] is not None and event[4] == "ok" and event[6] is None:
-            if event[5].fingerprint not in self.exact:  # else an identical page is indexed
-                self._index(event[1], event[5])
+        if event[0] != "page":
+            return
+        record, sketch = event[1], event[2]
+        if sketch is not None and record.outcome == "ok" and record.duplicate_of is None and sketch.fingerprint not in self.exact:
+            self._index(record.url, sketch)
 
     def _index(self, url: str, sketch: DocumentSketch) -> None:
         self.exact.setdefault(sketch.fingerprint, url)
@@ -239,9 +241,7 @@ class DuplicatePipeline:
         if (log := CrawlContext.of(self.crawler).policy_log) is not None:
             # A shared frontier: the other processes index this page and see it in their
             # mirror view (crawler.shared.PolicyLog), as if they had fetched it.
-            record = item.record
-            links = [(link.target_url, link.target_host) for link in record.links]
-            log.record("page", record.url, record.host, record.ip, record.outcome, item.sketch, record.duplicate_of, links)
+            log.record("page", item.record, item.sketch)
         if item.record.duplicate_of is None or self.expand_duplicates or self._supersedes(item.record):
             self.crawler.spider.expand(item.outlinks)
         elif item.outlinks:

@@ -58,6 +58,7 @@ import logging
 import os
 import pickle
 import socket
+import threading
 import time
 import uuid
 from collections import deque
@@ -393,10 +394,11 @@ class SharedQueue:
         hostname = urlsplit(request.url).hostname or ""
         domain = registrable_domain(hostname)
         host = hostname
-        # Only a first request for a URL claims it: a retry, a redirect's next hop and a
-        # cloaking check's second fetch are the same URL's requests again.
+        # Only a URL's own request claims it: a retry, a redirect's next hop (which records
+        # its chain, as in one process) and a cloaking check are requests for it again.
         meta = request.meta
-        claim = not (meta.get("retry_times") or meta.get("spam_probe"))
+        claim = not (meta.get("retry_times") or meta.get("spam_probe") or meta.get("redirect_urls"))
+        key = request.url if claim else f"{request.url}{lua.KEY_SEP}{uuid.uuid4().hex[:12]}"
         try:
             payload = pickle.dumps(request.to_dict(spider=self.crawler.spider), protocol=pickle.HIGHEST_PROTOCOL)
         except ValueError:
@@ -404,7 +406,7 @@ class SharedQueue:
             # only this process can run it, and its request is that component's own.
             self.local.append(request)
             return None
-        (reason,) = self.frontier.push([(claim, -request.priority, domain, hostname, request.url, payload)])
+        (reason,) = self.frontier.push([(claim, -request.priority, domain, hostname, key, payload)])
         if reason is None:
             if self.policy is not None:
                 self.policy.charge(request.url)
@@ -422,12 +424,12 @@ class SharedQueue:
         if self.local:
             return self.local.popleft()
         while (found := self.frontier.pop()) is not None:
-            url, payload = found
+            key, payload = found
             request = request_from_dict(pickle.loads(payload), spider=self.crawler.spider)
-            if self.policy is None or self.policy.blocked(url) is None:
+            if self.policy is None or self.policy.blocked(request.url) is None:
                 return request
             # Queued before its host was blocked: never fetched, so its lease ends now.
-            self.frontier.done([url])
+            self.frontier.done([key])
             self.stats.inc_value("frontier/dropped/queued-blocked")
         return None
 
@@ -451,6 +453,7 @@ class SharedCrawl:
         self.crawler = crawler
         self.interval = interval
         self.timer = task.LoopingCall(self.tick)
+        self.beating = threading.Event()
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self.spider_idle, signal=signals.spider_idle)
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
@@ -473,19 +476,30 @@ class SharedCrawl:
 
     def spider_opened(self) -> None:
         self.frontier.heartbeat()
+        # The heartbeat beats on a thread of its own: a reactor busy for seconds (a large
+        # page's parse, a mirror round, a loaded machine) is alive, and its leases are not
+        # to be handed to another process, which would fetch their URLs a second time.
+        self.beating.clear()
+        threading.Thread(target=self._beat, name="mirrorscope-heartbeat", daemon=True).start()
         self.timer.start(self.interval, now=False)
 
+    def _beat(self) -> None:
+        while not self.beating.wait(self.interval):
+            try:
+                self.frontier.heartbeat()
+            except redis.RedisError as exc:
+                logger.error("frontier: heartbeat to Redis failed: %s", exc)
+
     def tick(self) -> None:
-        """Heartbeat, policy sync, and a nudge to the engine: another process may have
-        queued what this one can pop (Scrapy's own heartbeat polls every 5 s)."""
+        """Policy sync, dead processes' leases reclaimed, and a nudge to the engine: another
+        process may have queued what this one can pop (Scrapy's own poll is every 5 s)."""
         try:
-            self.frontier.heartbeat()
             if (log := self.context.policy_log) is not None:
                 log.sync()
             requeued = self.frontier.reclaim()
             if requeued:
                 self.crawler.stats.inc_value("frontier/shared/reclaimed", requeued)
-                logger.info("frontier: %d URLs of a dead crawl process requeued", requeued)
+                logger.warning("frontier: %d URLs leased by a crawl process that stopped beating requeued", requeued)
         except redis.RedisError as exc:
             logger.error("frontier: Redis: %s", exc)
             return
@@ -512,6 +526,7 @@ class SharedCrawl:
     def spider_closed(self) -> None:
         if self.timer.running:
             self.timer.stop()
+        self.beating.set()
         try:
             if (log := self.context.policy_log) is not None:
                 log.sync()

@@ -31,6 +31,8 @@ from __future__ import annotations
 
 #: Separator inside entries (ASCII unit separator: never in a URL or a host name).
 SEP = "\x1f"
+#: Between a URL and the token of a request that does not claim it (``PUSH``).
+KEY_SEP = "\x1e"
 
 #: Requeue one entry at the front of its level and domain (shared by ``PUSH`` and ``RECLAIM``).
 _ENQUEUE = """
@@ -52,7 +54,9 @@ end
 """
 
 #: ARGV: prefix, host cap, domain cap, then for each request: claim (1: the URL must be
-#: unseen), level, domain, host, url, payload. Returns one reply per request: '' queued,
+#: unseen, and is seen from now on), level, domain, host, key, payload. A claimed request's
+#: key is its URL; another's is its URL, ``KEY_SEP`` and a token of its own, so that a
+#: retry or a redirect's next hop never takes the place of the URL's own request. Returns one reply per request: '' queued,
 #: else why not (``seen``, ``queue-host-cap``, ``queue-domain-cap``).
 PUSH = _ENQUEUE + """
 local P = ARGV[1]
@@ -68,7 +72,7 @@ for i = 4, #ARGV, 6 do
   elseif tonumber(redis.call('HGET', P .. 'dlen', domain) or '0') >= domain_cap then
     reason = 'queue-domain-cap'
   else
-    redis.call('SADD', P .. 'seen', url)
+    if claim == '1' then redis.call('SADD', P .. 'seen', url) end
     redis.call('HSET', P .. 'req', url, payload)
     enqueue(P, level, domain, host, url, false)
   end

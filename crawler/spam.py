@@ -150,6 +150,19 @@ class SpamMonitor:
             item.outlinks = []
             self._check_cloaking(record.url, record.host, record.depth, item.sketch, None)
 
+    def replay(self, event: tuple[Any, ...]) -> None:
+        """A page another process of a shared crawl fetched (``crawler.shared.PolicyLog``):
+        its host is judged on every process's pages, as one process judges it on its own."""
+        if event[0] != "page":
+            return
+        record = event[1]
+        state = self.judge.add_page(record)  # its links join the host graph too
+        self.farms_dirty = self.farms_dirty or bool(record.links)
+        if record.duplicate_of and host_key(record.duplicate_of) == record.host:
+            state.duplicates += 1
+        if record.spam_score is not None and (record.spam_score >= SPAM_SCORE or state.verdict is not None or len(state.scores) % 50 == 0):
+            self.judge.judge(record.host)
+
     def links(self, record: PageRecord) -> None:
         """A page was parsed: its links join the host graph, and a farm they complete is
         found now, before the pipelines' batches and before its members' queued pages."""
@@ -252,6 +265,8 @@ class SpamMonitor:
     # -- the verdicts' home -------------------------------------------------------------
 
     def spider_opened(self) -> None:
+        if self.context.policy_log is not None:
+            self.context.policy_log.attach(self)
         if self.context.resumed:
             # A resumed crawl gets back what the monitor knew (HostJudge.restore); flagged
             # hosts stay blocked and checked hosts are not refetched as a browser.

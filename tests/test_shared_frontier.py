@@ -30,7 +30,7 @@ REDIS_HOST, REDIS_PORT = "127.0.0.1", 6379
 #: Measured: 0 to 9 on this world.
 EXTRA_FETCHES = 20
 #: The test crawls' lease timeout: a killed process's URLs wait this long for another.
-LEASE_TIMEOUT = 3.0
+LEASE_TIMEOUT = 5.0
 
 
 def _redis_answers() -> bool:
@@ -142,7 +142,10 @@ def test_a_lease_ends_only_for_its_holder(redis_url: str, prefix: str) -> None:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WorldCrawl]:
     """Mirrors, spam hosts, a link farm and a calendar trap (as tests/test_resume.py)."""
-    with WorldCrawl(build_world(0, spam=True), tmp_path_factory.mktemp("shared"), {"STORE_BATCH_SIZE": "20"}) as crawl:
+    # Parsing on the reactor's thread and no anchor-bag process, in every crawl here: 3
+    # crawls of 4 processes each would share the machine's 2 cores with the other tests.
+    settings = {"STORE_BATCH_SIZE": "20", "PARSE_PROCESSES": "0", "ANCHOR_BAGS_ENABLED": "False"}
+    with WorldCrawl(build_world(0, spam=True), tmp_path_factory.mktemp("shared"), settings) as crawl:
         yield crawl
 
 
@@ -218,10 +221,13 @@ def test_three_processes_store_every_page_once_fetch_nothing_twice_and_keep_poli
         store.close()
     assert len(urls) == len(set(urls)) and len(runs) == 1
     assert _own_content(served, set(reference.outcomes)) <= set(shared.outcomes)
-    # No URL fetched more often than the one process fetched it (it fetches a host's first
-    # page again as a browser, the cloaking check: once per host in a shared crawl too).
-    twice = {key: (reference_fetches[key], n) for key, n in fetches.items() if n > max(1, reference_fetches[key])}
-    assert twice == {}
+    # No URL fetched more often than the one process fetched it, but for the cloaking
+    # check: a host's first page that is not spam is fetched again as a browser, once per
+    # host in a shared crawl too, but which page is first depends on which process got it.
+    twice = Counter(host for (host, path), n in fetches.items() if n > max(1, reference_fetches[(host, path)]))
+    assert max(twice.values(), default=0) <= 1, twice
+    extra = {key: (reference_fetches[key], n) for key, n in fetches.items() if n > max(1, reference_fetches[key]) + 1}
+    assert extra == {}
     assert max(in_flight.values()) <= 2, in_flight
     assert _defended(served, fetches) <= _defended(served, reference_fetches) + EXTRA_FETCHES
     assert shared.flagged_hosts == reference.flagged_hosts
