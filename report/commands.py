@@ -12,7 +12,7 @@ from typing import Any
 
 from rich.console import Console
 
-from mirrorscope.report.crawl import parse_settings, run_crawl
+from mirrorscope.report.crawl import parse_settings, run_crawl, run_workers
 from mirrorscope.report.demo import DEMO_DATABASE, crawl_sandbox, print_scores, remove_demo_database
 from mirrorscope.report.document import build_report, duplicates_report, similar_report
 from mirrorscope.report.errors import UsageError
@@ -103,6 +103,12 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         "LOG_LEVEL": args.log_level,
     }
     overrides.update(parse_settings(args.settings))
+    if args.workers is not None:
+        return 1 if run_workers(
+            {"seeds": args.seeds, "max_pages": args.max_pages, "allowed_hosts": args.allowed_hosts}, overrides, args.workers, args.redis
+        ) else 0
+    if args.redis is not None:
+        overrides["FRONTIER_REDIS_URL"] = args.redis
     status = run_crawl({"seeds": args.seeds, "max_pages": args.max_pages, "allowed_hosts": args.allowed_hosts}, overrides)
     return 0 if status in ("finished", "closespider_pagecount") else 1
 

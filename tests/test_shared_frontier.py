@@ -248,3 +248,47 @@ def test_a_killed_process_leased_urls_are_finished_by_the_others(
     assert shared.mirror_pairs == reference.mirror_pairs
     client = redis.Redis.from_url(redis_url)
     assert client.hlen(f"{prefix}leases") == 0 and client.zcard(f"{prefix}levels") == 0
+
+
+# -- mirror-report crawl --workers N ------------------------------------------------------
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--workers", "0"], "argument --workers: must be at least 1, not 0"),
+    (["--workers", "2", "--redis", "redis://127.0.0.1:6379/0"], "--workers 2 needs a PostgreSQL store"),
+    (["--workers", "2", "--db", "postgresql+psycopg://127.0.0.1:5432/test"], "--workers needs --redis URL"),
+    (["--workers", "2", "--db", "postgresql+psycopg://127.0.0.1:5432/test", "--redis", "redis://127.0.0.1:1/0"],
+     "cannot reach Redis at redis://127.0.0.1:1/0"),
+    (["--redis", "redis://127.0.0.1:1/0"], "cannot reach Redis at redis://127.0.0.1:1/0"),
+])
+def test_crawl_workers_refuses_bad_input_in_one_line_before_anything_starts(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, args: list[str], message: str
+) -> None:
+    from tests.test_cli_input import SEED, assert_one_line_error, in_process
+
+    database = tmp_path / "store.db"
+    argv = ["crawl", SEED, *args] if "--db" in args else ["crawl", SEED, "--db", f"sqlite:///{database}", *args]
+    assert_one_line_error(in_process(capsys, *argv), message)
+    assert not database.exists()
+
+
+def test_crawl_workers_runs_n_processes_into_one_store(
+    served: WorldCrawl, one_process: tuple[StoredCrawl, Counter[tuple[str, str]]], postgres_url: str, redis_url: str, prefix: str
+) -> None:
+    from tests.helpers import mirror_report
+
+    reference, _ = one_process
+    result = mirror_report(
+        "crawl", str(served.workdir / "seeds.txt"), "--db", postgres_url, "--workers", "2", "--redis", redis_url,
+        "--hosts-file", str(served.workdir / "hosts"), "--allow-private", "--log-level", "WARNING",
+        "-s", f"FRONTIER_REDIS_PREFIX={prefix}", "-s", "RESOLVE_ONLY_HOSTS_FILE=True",
+        "-s", "PARSE_PROCESSES=0", "-s", "ANCHOR_BAGS_ENABLED=False", timeout=CRAWL_TIMEOUT,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    shared = StoredCrawl.read(postgres_url)
+    assert _own_content(served, set(reference.outcomes)) <= set(shared.outcomes)
+    store = Store(postgres_url)
+    try:
+        assert len(store.runs()) == 1
+    finally:
+        store.close()

@@ -124,6 +124,10 @@ def check_crawl_input(arguments: dict[str, Any], settings: Any) -> None:
             read_hosts_file(settings.get("HOSTS_FILE"))
         except HostsFileError as exc:
             raise CrawlSetupError(str(exc)) from None
+    if settings.get("FRONTIER_REDIS_URL"):
+        from mirrorscope.crawler.shared import connect
+
+        connect(settings.get("FRONTIER_REDIS_URL")).close()  # CrawlSetupError when it does not answer
     try:
         Store(resolve_database_url(None, settings.get("DATABASE_URL"))).close()
     except StoreError as exc:
