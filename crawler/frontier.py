@@ -97,7 +97,7 @@ from scrapy.utils.misc import build_from_crawler
 from mirrorscope.crawler.context import CrawlContext
 from mirrorscope.crawler.hosts import host_key, registrable_domain
 from mirrorscope.crawler.items import PageItem
-from mirrorscope.crawler.shared import SharedQueue
+from mirrorscope.crawler.shared import SharedQueue, forget_request
 from mirrorscope.detectors.budget import BUDGET_REFUSALS, BudgetPolicy, HostBudget
 from mirrorscope.detectors.host_keys import strip_port
 from mirrorscope.detectors.traps import TrapLimits, TrapMonitor, calendar_like
@@ -377,11 +377,7 @@ class HostFairQueue:
         return None
 
     def _forget(self, request: Request) -> None:
-        # The spider marked the URL seen when it built the request; a URL the queue drops
-        # must stay admissible later (the middleware's refill from the store).
-        forget = getattr(self.crawler.spider, "forget", None)
-        if forget is not None:
-            forget(request.url)
+        forget_request(self.crawler, request)
 
     def push(self, request: Request) -> None:
         if self.policy is not None and self.policy.request_refusal(request) is not None:

@@ -82,7 +82,7 @@ from mirrorscope.detectors.traps import TrapMonitor
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["PolicyLog", "SharedCrawl", "SharedFrontier", "SharedHostBudget", "SharedQueue", "SharedTrapMonitor", "connect"]
+__all__ = ["forget_request", "PolicyLog", "SharedCrawl", "SharedFrontier", "SharedHostBudget", "SharedQueue", "SharedTrapMonitor", "connect"]
 
 #: Domains a pop looks at per level: a bound on one script's work (Redis runs one script
 #: at a time); the busy ones rotate out as their requests are popped.
@@ -365,6 +365,14 @@ class SharedTrapMonitor(TrapMonitor):
         return steps
 
 
+def forget_request(crawler: Any, request: Request) -> None:
+    """The spider marked ``request``'s URL seen when it built the request; a URL a queue
+    drops must stay admissible later (the frontier middleware's refill from the store)."""
+    forget = getattr(crawler.spider, "forget", None)
+    if forget is not None:
+        forget(request.url)
+
+
 class SharedQueue:
     """Scrapy's priority queue on the shared frontier (``SCHEDULER_PRIORITY_QUEUE`` is
     ``HostFairQueue``, which builds this one when ``FRONTIER_REDIS_URL`` is set)."""
@@ -383,14 +391,9 @@ class SharedQueue:
     def full(self, host: str, domain: str) -> str | None:
         return self.frontier.full(host, domain)
 
-    def _forget(self, request: Request) -> None:
-        forget = getattr(self.crawler.spider, "forget", None)
-        if forget is not None:
-            forget(request.url)
-
     def push(self, request: Request) -> None:
         if self.policy is not None and self.policy.request_refusal(request) is not None:
-            return self._forget(request)
+            return forget_request(self.crawler, request)
         hostname = urlsplit(request.url).hostname or ""
         domain = registrable_domain(hostname)
         host = hostname
@@ -414,7 +417,7 @@ class SharedQueue:
         self.stats.inc_value(f"frontier/dropped/{reason}")
         if reason != "seen":
             # Dropped by a cap: the store keeps the link, the refill may admit it later.
-            self._forget(request)
+            forget_request(self.crawler, request)
             if (host, reason) not in self._logged:
                 self._logged.add((host, reason))
                 logger.info("frontier: %s has its share of the shared queue (%s); dropping more, first %s", host, reason, request.url)

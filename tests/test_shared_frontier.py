@@ -6,7 +6,6 @@ the server; and one of the 3 killed with SIGKILL mid-crawl."""
 from __future__ import annotations
 
 import signal
-import socket
 import subprocess
 import time
 import uuid
@@ -23,7 +22,6 @@ from mirrorscope.sandbox.resume import CRAWL_TIMEOUT, StoredCrawl, WorldCrawl, _
 from mirrorscope.sandbox.truth import is_copied
 from mirrorscope.storage.store import Store
 
-REDIS_HOST, REDIS_PORT = "127.0.0.1", 6379
 #: Requests to spam and trap hosts that 3 processes may make beyond one process: a
 #: verdict reaches the others within FRONTIER_HEARTBEAT_INTERVAL, and what their
 #: downloaders hold by then (CONCURRENT_REQUESTS_PER_DOMAIN per host, each) is sent.
@@ -31,21 +29,6 @@ REDIS_HOST, REDIS_PORT = "127.0.0.1", 6379
 EXTRA_FETCHES = 20
 #: The test crawls' lease timeout: a killed process's URLs wait this long for another.
 LEASE_TIMEOUT = 5.0
-
-
-def _redis_answers() -> bool:
-    try:
-        with socket.create_connection((REDIS_HOST, REDIS_PORT), timeout=2):
-            return True
-    except OSError:
-        return False
-
-
-@pytest.fixture
-def redis_url() -> str:
-    if not _redis_answers():
-        pytest.skip(f"no Redis server answers at {REDIS_HOST}:{REDIS_PORT} (.ci/run starts one)")
-    return f"redis://{REDIS_HOST}:{REDIS_PORT}/0"
 
 
 @pytest.fixture
