@@ -541,9 +541,10 @@ class FrontierMiddleware(BaseSpiderMiddleware):
             if self.policy.traps.was_walked(_keys(url)[0], url):
                 continue
             # One at a time: each admission fills the queue the next refusal looks at.
+            # Counted only when a request was made: with max_pages spent none is, and a
+            # refill that counted admissions kept the crawl open for ever.
             if self.policy.refusal(url) is None:
-                spider.expand([(url, depth)])
-                admitted += 1
+                admitted += spider.expand([(url, depth)])
         return admitted
 
     def _refill(self) -> int:

@@ -87,6 +87,8 @@ __all__ = ["forget_request", "PolicyLog", "SharedCrawl", "SharedFrontier", "Shar
 #: Domains a pop looks at per level: a bound on one script's work (Redis runs one script
 #: at a time); the busy ones rotate out as their requests are popped.
 POP_WIDTH = 256
+#: Ticks between idle checks while nothing is queued anywhere (2 s at the default interval).
+IDLE_TICKS = 8
 #: Policy events read per replay.
 EVENTS_PER_READ = 20_000
 
@@ -457,6 +459,7 @@ class SharedCrawl:
         self.interval = interval
         self.timer = task.LoopingCall(self.tick)
         self.beating = threading.Event()
+        self.ticks = 0
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self.spider_idle, signal=signals.spider_idle)
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
@@ -506,9 +509,12 @@ class SharedCrawl:
         except redis.RedisError as exc:
             logger.error("frontier: Redis: %s", exc)
             return
+        # Every tick while the shared queue holds requests; else every IDLE_TICKS ticks,
+        # for the idle check (which runs the other components' idle work: refills, rounds).
+        self.ticks += 1
         engine = self.crawler.engine
         slot = getattr(engine, "_slot", None)
-        if slot is not None and not engine.needs_backout():
+        if slot is not None and not engine.needs_backout() and (self.ticks % IDLE_TICKS == 0 or self.frontier.queued()):
             slot.nextcall.schedule()
 
     def stored(self, urls: Iterable[str]) -> None:
