@@ -2,8 +2,8 @@
 (Redis, ``crawler/shared.py``) and one PostgreSQL store, on the real-page world
 (``build_real_world(0)``, 40 hosts of Debian documentation with mirrors, spam and a trap).
 
-Baseline: one process on the same shared frontier (``workers_1``); the in-process frontier
-is ``benchmarks/crawl.py``'s figure. Every configuration crawls the same world, served by
+Baselines: one process on the same shared frontier (``workers_1``), and with ``--workers
+0,...`` one process with the in-process frontier (``workers=0``, no Redis). Every configuration crawls the same world, served by
 this process, into a fresh PostgreSQL schema and a fresh Redis key prefix, with a total
 page budget split between the processes (``max_pages`` counts per process).
 
@@ -83,11 +83,12 @@ def crawl(world_dir: Path, server: CountingServer, workers: int, max_pages: int,
     client = redis.Redis.from_url(redis_url)
     command = [
         sys.executable, "-m", "scrapy", "crawl", "web", "-a", f"seeds={world_dir / 'seeds.txt'}",
-        "-a", f"max_pages={max(1, max_pages // workers)}",
+        "-a", f"max_pages={max(1, max_pages // max(1, workers))}",
         "-s", f"HOSTS_FILE={world_dir / 'hosts'}", "-s", "ALLOW_PRIVATE_ADDRESSES=True", "-s", "RESOLVE_ONLY_HOSTS_FILE=True",
         "-s", f"DATABASE_URL={url}", "-s", "LOG_LEVEL=WARNING",
-        "-s", f"FRONTIER_REDIS_URL={redis_url}", "-s", f"FRONTIER_REDIS_PREFIX={prefix}",
     ]
+    if workers:
+        command += ["-s", f"FRONTIER_REDIS_URL={redis_url}", "-s", f"FRONTIER_REDIS_PREFIX={prefix}"]
     env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"} | {"SCRAPY_SETTINGS_MODULE": "mirrorscope.settings"}
     server.reset_stats()
     server.crawler_fetches.clear()
@@ -95,7 +96,7 @@ def crawl(world_dir: Path, server: CountingServer, workers: int, max_pages: int,
     cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="scale-") as tmp:
-        logs = [Path(tmp, f"crawl{i}.log").open("w") for i in range(workers)]
+        logs = [Path(tmp, f"crawl{i}.log").open("w") for i in range(workers or 1)]
         processes = [subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log) for log in logs]
         codes = [p.wait() for p in processes]
         for log in logs:
@@ -145,7 +146,7 @@ def main() -> None:
             results[workers] = figures = crawl(world_dir, server, workers, args.max_pages, args.db, args.redis)
             shown = " ".join(f"{k}={v:.3g}" for k, v in figures.items())
             print(f"workers={workers} {shown} load_average={os.getloadavg()[0]:.2f}", flush=True)
-    rates = " ".join(f"workers_{n}_pages_s={results[n]['pages_s']:.3g}" for n in counts)
+    rates = " ".join(f"workers_{n}_pages_s={results[n]['pages_s']:.3g}" for n in counts if n)
     duplicates = sum(int(r["duplicate_fetches"]) for r in results.values())
     inflight = max(int(r["max_inflight_per_host"]) for r in results.values())
     print(f"{rates} duplicate_fetches={duplicates} max_inflight_per_host={inflight}")
