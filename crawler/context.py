@@ -29,6 +29,7 @@ from mirrorscope.storage.store import Store
 if TYPE_CHECKING:
     from mirrorscope.crawler.frontier import FrontierPolicy
     from mirrorscope.crawler.pipelines import StorePipeline
+    from mirrorscope.crawler.shared import PolicyLog, SharedFrontier
     from mirrorscope.crawler.spam import SpamMonitor
     from mirrorscope.storage.rows import StoredVersionRow
 
@@ -121,12 +122,36 @@ class CrawlContext:
         return self.run[2]
 
     @cached_property
+    def shared(self) -> SharedFrontier | None:
+        """The frontier's state in Redis when ``FRONTIER_REDIS_URL`` is set (``crawler.shared``),
+        else None: the frontier is this process's own."""
+        from mirrorscope.crawler.shared import SharedFrontier
+
+        return SharedFrontier.from_settings(self.crawler.settings)
+
+    @cached_property
+    def policy_log(self) -> PolicyLog | None:
+        """The shared frontier's log of policy changes (None without one)."""
+        from mirrorscope.crawler.shared import PolicyLog
+
+        return PolicyLog(self.shared) if self.shared is not None else None
+
+    @cached_property
     def policy(self) -> FrontierPolicy:
         """Admission to the frontier, shared by the queue, the downloader, the middlewares
-        and the spam monitor."""
+        and the spam monitor (and, on a shared frontier, with the other processes)."""
         from mirrorscope.crawler.frontier import FrontierPolicy
 
-        return FrontierPolicy.from_settings(self.crawler.settings, self.crawler.stats, self.hosts)
+        log = self.policy_log
+        if log is None:
+            return FrontierPolicy.from_settings(self.crawler.settings, self.crawler.stats, self.hosts)
+        from mirrorscope.crawler.shared import SharedHostBudget, SharedTrapMonitor
+
+        return FrontierPolicy.from_settings(
+            self.crawler.settings, self.crawler.stats, self.hosts,
+            budget_cls=lambda policy: SharedHostBudget(policy, log=log),
+            traps_cls=lambda limits: SharedTrapMonitor(limits, log=log),
+        )
 
     @cached_property
     def spam(self) -> SpamMonitor:
@@ -147,6 +172,12 @@ class CrawlContext:
         from mirrorscope.detectors.sketch import SCHEME
 
         return self.store.stored_versions(SCHEME) if self.recrawl else []
+
+    def first_claim(self, kind: str, key: str) -> bool:
+        """Whether this process is the first of the crawl to claim ``key`` for ``kind`` (a
+        host's cloaking check): always on an in-process frontier; on a shared one, once
+        for all processes."""
+        return self.shared is None or self.shared.claim(kind, key)
 
     def unwritten_pages(self) -> bool:
         """Whether the store pipeline holds pages that are not in the store yet."""
@@ -186,6 +217,10 @@ class CrawlContext:
                 return run_id, True, False
         chosen = {name: self.crawler.settings.get(name) for name in RUN_SETTINGS}
         chosen.update(getattr(spider, "run_arguments", dict)())
+        if self.shared is not None:
+            # Every process of a shared crawl writes to one run: the first starts it.
+            run_id = self.shared.shared_run(lambda: self.store.start_run(getattr(spider, "seed_urls", []), chosen))
+            return run_id, False, False
         run_id = self.store.start_run(getattr(spider, "seed_urls", []), chosen)
         if marker is not None:
             marker.parent.mkdir(parents=True, exist_ok=True)

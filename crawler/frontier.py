@@ -78,7 +78,7 @@ import hashlib
 import heapq
 import logging
 from collections import Counter, OrderedDict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import suppress
 from itertools import groupby
 from pathlib import Path
@@ -97,6 +97,7 @@ from scrapy.utils.misc import build_from_crawler
 from mirrorscope.crawler.context import CrawlContext
 from mirrorscope.crawler.hosts import host_key, registrable_domain
 from mirrorscope.crawler.items import PageItem
+from mirrorscope.crawler.shared import SharedQueue, forget_request
 from mirrorscope.detectors.budget import BUDGET_REFUSALS, BudgetPolicy, HostBudget
 from mirrorscope.detectors.host_keys import strip_port
 from mirrorscope.detectors.traps import TrapLimits, TrapMonitor, calendar_like
@@ -127,7 +128,13 @@ class FrontierPolicy:
         self.queue: HostFairQueue | None = None
 
     @classmethod
-    def from_settings(cls, settings: Any, stats: Any, addresses: dict[str, str]) -> FrontierPolicy:
+    def from_settings(
+        cls, settings: Any, stats: Any, addresses: dict[str, str],
+        budget_cls: Callable[[BudgetPolicy], HostBudget] = HostBudget,
+        traps_cls: Callable[[TrapLimits], TrapMonitor] = TrapMonitor,
+    ) -> FrontierPolicy:
+        """The policy of ``settings``; ``budget_cls`` and ``traps_cls`` build its state
+        (the shared frontier's record their changes: ``crawler.shared``)."""
         budget = BudgetPolicy(
             host_base=settings.getint("FRONTIER_HOST_BUDGET"),
             domain_base=settings.getint("FRONTIER_DOMAIN_BUDGET"),
@@ -141,7 +148,7 @@ class FrontierPolicy:
             max_calendar_urls=settings.getint("FRONTIER_TRAP_MAX_CALENDAR_URLS"),
             max_host_pages=budget.ceiling,
         )
-        return cls(HostBudget(budget), TrapMonitor(traps), stats, addresses)
+        return cls(budget_cls(budget), traps_cls(traps), stats, addresses)
 
     def refusal(self, url: str, *, budget: bool = True) -> str | None:
         """Why ``url`` may not be queued now (counted and logged), or None; charges nothing.
@@ -247,9 +254,14 @@ class HostFairQueue:
         startprios: Any = (),
         *,
         start_queue_cls: type[QueueProtocol] | None = None,
-    ) -> HostFairQueue:
+    ) -> HostFairQueue | SharedQueue:
         # start_queue_cls: start requests share the depth-0 level with the others.
         settings = crawler.settings
+        context = CrawlContext.of(crawler)
+        if context.shared is not None:
+            # FRONTIER_REDIS_URL: the same policy over the queue in Redis (crawler.shared).
+            policy = context.policy if settings.getbool("FRONTIER_ADMISSION") else None
+            return SharedQueue(crawler, context.shared, policy)
         return cls(
             crawler,
             downstream_queue_cls,
@@ -365,11 +377,7 @@ class HostFairQueue:
         return None
 
     def _forget(self, request: Request) -> None:
-        # The spider marked the URL seen when it built the request; a URL the queue drops
-        # must stay admissible later (the middleware's refill from the store).
-        forget = getattr(self.crawler.spider, "forget", None)
-        if forget is not None:
-            forget(request.url)
+        forget_request(self.crawler, request)
 
     def push(self, request: Request) -> None:
         if self.policy is not None and self.policy.request_refusal(request) is not None:
@@ -533,9 +541,10 @@ class FrontierMiddleware(BaseSpiderMiddleware):
             if self.policy.traps.was_walked(_keys(url)[0], url):
                 continue
             # One at a time: each admission fills the queue the next refusal looks at.
+            # Counted only when a request was made: with max_pages spent none is, and a
+            # refill that counted admissions kept the crawl open for ever.
             if self.policy.refusal(url) is None:
-                spider.expand([(url, depth)])
-                admitted += 1
+                admitted += spider.expand([(url, depth)])
         return admitted
 
     def _refill(self) -> int:

@@ -73,6 +73,9 @@ class MirrorMiddleware:
 
     def spider_opened(self) -> None:
         context = CrawlContext.of(self.crawler)
+        if context.policy_log is not None:
+            # A shared frontier: every process's pages join this view (``replay``).
+            context.policy_log.attach(self)
         self.frozen = context.finished
         if not context.resumed or self.frozen:
             return
@@ -82,14 +85,23 @@ class MirrorMiddleware:
         self._refresh_policy()
         logger.info("mirrors: resumed with %d hosts and %d verdicts from the store", len(self.view.content), self.written)
 
+    def replay(self, event: tuple[Any, ...]) -> None:
+        """A page another process of a shared crawl fetched (``crawler.shared.PolicyLog``)."""
+        if event[0] == "page":
+            record, sketch = event[1], event[2]
+            self._add(record.url, record.host, record.ip, record.outcome, sketch, [(l.target_url, l.target_host) for l in record.links])
+
+    def _add(self, url: str, host: str, ip: str | None, outcome: str, sketch: Any, links: Any) -> None:
+        self.view.add_page(url, host, ip, outcome, sketch)
+        for target_url, target_host in links:
+            self.view.add_link(host, target_url, target_host)
+        self.pages_since += 1
+
     def item_scraped(self, item: Any) -> None:
         if not isinstance(item, PageItem):
             return
         record = item.record
-        self.view.add_page(record.url, record.host, record.ip, record.outcome, item.sketch)
-        for link in record.links:
-            self.view.add_link(record.host, link.target_url, link.target_host)
-        self.pages_since += 1
+        self._add(record.url, record.host, record.ip, record.outcome, item.sketch, [(l.target_url, l.target_host) for l in record.links])
         if self.pages_since >= self.interval:
             self._round()
 

@@ -211,10 +211,21 @@ class DuplicatePipeline:
 
     def open_spider(self) -> None:
         context = CrawlContext.of(self.crawler)
+        if context.policy_log is not None:
+            context.policy_log.attach(self)
         if context.resumed:
             # Sketches of an earlier scheme (a crawl resumed across an upgrade) compare with none made now.
             for row in context.store.sketches(SCHEME):
                 self._index(row["url"], DocumentSketch.from_bytes(row["sketch"].data))
+
+    def replay(self, event: tuple[Any, ...]) -> None:
+        """A page another process of a shared crawl fetched (``PolicyLog``): indexed as
+        this process indexes its own originals."""
+        if event[0] != "page":
+            return
+        record, sketch = event[1], event[2]
+        if sketch is not None and record.outcome == "ok" and record.duplicate_of is None and sketch.fingerprint not in self.exact:
+            self._index(record.url, sketch)
 
     def _index(self, url: str, sketch: DocumentSketch) -> None:
         self.exact.setdefault(sketch.fingerprint, url)
@@ -227,6 +238,10 @@ class DuplicatePipeline:
             return item
         if item.sketch is not None:
             self._check(item.record, item.sketch)
+        if (log := CrawlContext.of(self.crawler).policy_log) is not None:
+            # A shared frontier: the other processes index this page and see it in their
+            # mirror view (crawler.shared.PolicyLog), as if they had fetched it.
+            log.record("page", item.record, item.sketch)
         if item.record.duplicate_of is None or self.expand_duplicates or self._supersedes(item.record):
             self.crawler.spider.expand(item.outlinks)
         elif item.outlinks:
@@ -286,6 +301,8 @@ class StorePipeline:
         self.pool = ThreadPool(minthreads=1, maxthreads=1, name="mirrorscope-store")
         self.last_flush = time.monotonic()
         self.timer = task.LoopingCall(self._flush_if_due)
+        #: The shared frontier's extension (``crawler.shared.SharedCrawl``), when there is one.
+        self.shared: Any = None
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "StorePipeline":
@@ -299,6 +316,10 @@ class StorePipeline:
     def open_spider(self) -> None:
         context = CrawlContext.of(self.crawler)
         self.store, self.run_id = context.store, context.run_id
+        if context.shared is not None:
+            from mirrorscope.crawler.shared import SharedCrawl
+
+            self.shared = self.crawler.get_extension(SharedCrawl)
         self.pool.start()
         self.timer.start(self.interval / 2, now=False)
 
@@ -324,7 +345,18 @@ class StorePipeline:
             return
         d = threads.deferToThreadPool(reactor, self.pool, self.store.write_pages, batch, self.run_id)
         d.addCallbacks(self._written, self._failed, errbackArgs=(batch,))
+        if self.shared is not None:
+            # The shared frontier's leases on these URLs end once they are stored (or lost:
+            # fetching them again would not store them either).
+            d.addBoth(self._stored, [r.url for r in batch])
         self.writes.add(d)
+
+    def _stored(self, result: Any, urls: list[str]) -> Any:
+        try:
+            self.shared.stored(urls)  # type: ignore[union-attr]
+        except Exception as exc:  # Redis down: the leases expire with this process
+            logger.error("frontier: ending the leases of %d stored pages failed: %s", len(urls), exc)
+        return result
 
     def _written(self, result: WriteResult) -> None:
         self.stats.inc_value("mirrorscope/page_writes", result.stored)

@@ -142,11 +142,26 @@ class SpamMonitor:
         # Checked on the host's first page that is not spam (see the module docstring).
         if self.cloaking and not state.checked and not spam_page and record.host not in self.judge.flagged and item.sketch is not None:
             state.checked = True
+            if not self.context.first_claim("cloak", record.host):
+                return  # another process of a shared crawl checks this host
             # The page's links wait for the check's verdict: a cloaker's other pages are
             # its spam too, and a good host loses one round trip.
             self.held[record.url] = (record, item.outlinks)
             item.outlinks = []
             self._check_cloaking(record.url, record.host, record.depth, item.sketch, None)
+
+    def replay(self, event: tuple[Any, ...]) -> None:
+        """A page another process of a shared crawl fetched (``crawler.shared.PolicyLog``):
+        its host is judged on every process's pages, as one process judges it on its own."""
+        if event[0] != "page":
+            return
+        record = event[1]
+        state = self.judge.add_page(record)  # its links join the host graph too
+        self.farms_dirty = self.farms_dirty or bool(record.links)
+        if record.duplicate_of and host_key(record.duplicate_of) == record.host:
+            state.duplicates += 1
+        if record.spam_score is not None and (record.spam_score >= SPAM_SCORE or state.verdict is not None or len(state.scores) % 50 == 0):
+            self.judge.judge(record.host)
 
     def links(self, record: PageRecord) -> None:
         """A page was parsed: its links join the host graph, and a farm they complete is
@@ -250,6 +265,8 @@ class SpamMonitor:
     # -- the verdicts' home -------------------------------------------------------------
 
     def spider_opened(self) -> None:
+        if self.context.policy_log is not None:
+            self.context.policy_log.attach(self)
         if self.context.resumed:
             # A resumed crawl gets back what the monitor knew (HostJudge.restore); flagged
             # hosts stay blocked and checked hosts are not refetched as a browser.
@@ -290,7 +307,11 @@ class SpamMonitor:
             return  # a finished run's re-run judged nothing new
         self.unsaved = False
         rows = self.rows()
-        self.context.store.replace_host_verdicts(rows)
+        if self.context.shared is not None:
+            # Each process of a shared crawl judged on its own pages: merged, not replaced.
+            self.context.store.merge_host_verdicts(rows)
+        else:
+            self.context.store.replace_host_verdicts(rows)
         self.stats.set_value("spam/hosts_flagged", sum(r["flagged"] for r in rows if r["kind"] == "spam"))
         self.stats.set_value("spam/trap_hosts", sum(r["kind"] == "trap" for r in rows))
 

@@ -93,6 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
     crawl.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
     crawl.add_argument("--recrawl", action="store_true",
                        help="fetch the stored pages again with conditional requests and record how each changed (see `changes`)")
+    crawl.add_argument("--workers", type=_positive_int, help="N `scrapy crawl web` processes on one frontier in Redis (needs --redis and a PostgreSQL --db)")
+    crawl.add_argument("--redis", metavar="URL", help="the shared frontier's Redis (FRONTIER_REDIS_URL), e.g. redis://127.0.0.1:6379/0")
 
     demo = commands.add_parser("demo", help="build the sandbox web, crawl it and report, offline")
     demo.add_argument("--db", metavar="URL", help=f"database URL (default: a fresh sqlite:///{DEMO_DATABASE})")

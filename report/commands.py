@@ -12,7 +12,7 @@ from typing import Any
 
 from rich.console import Console
 
-from mirrorscope.report.crawl import parse_settings, run_crawl
+from mirrorscope.report.crawl import parse_settings, run_crawl, run_workers
 from mirrorscope.report.demo import DEMO_DATABASE, crawl_sandbox, print_scores, remove_demo_database
 from mirrorscope.report.document import build_report, changes_report, duplicates_report, similar_report
 from mirrorscope.report.errors import UsageError
@@ -106,6 +106,10 @@ def cmd_crawl(args: argparse.Namespace) -> int:
     }
     overrides.update(parse_settings(args.settings))
     spider_args = {"seeds": args.seeds, "max_pages": args.max_pages, "allowed_hosts": args.allowed_hosts, "recrawl": "1" if args.recrawl else None}
+    if args.workers is not None:
+        return 1 if run_workers(spider_args, overrides, args.workers, args.redis) else 0
+    if args.redis is not None:
+        overrides["FRONTIER_REDIS_URL"] = args.redis
     status = run_crawl(spider_args, overrides)
     return 0 if status in ("finished", "closespider_pagecount") else 1
 

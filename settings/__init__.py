@@ -271,6 +271,22 @@ FRONTIER_TRAP_MAX_URL_LENGTH = _traps.max_url_length
 FRONTIER_TRAP_MAX_PATH_SEGMENTS = _traps.max_path_segments
 FRONTIER_TRAP_MAX_CALENDAR_URLS = _traps.max_calendar_urls
 
+# --- one frontier for many crawl processes (crawler/shared.py) ----------------------------
+# Redis URL of a frontier shared by every `scrapy crawl web` started with it, on any
+# machine (queues, seen-set, per-host in-flight slots, leases, the policy's changes). None:
+# the frontier lives in this process, and no Redis is needed for a crawl on one machine.
+FRONTIER_REDIS_URL = None
+# Key prefix of that frontier's state: two crawls (or two tests) on one Redis use two.
+FRONTIER_REDIS_PREFIX = "mirrorscope:"
+# Seconds without a heartbeat after which a process counts as dead and its leased URLs go
+# to the others. Longer than any stall of a live process's reactor (a mirror round, a
+# large page's parse: seconds), which would otherwise have its URLs fetched twice.
+FRONTIER_LEASE_TIMEOUT = 30.0
+# Seconds between heartbeats, policy syncs and polls of the shared queue: how long a spam
+# verdict takes to reach the other processes, and how long a process idles before it sees
+# work another queued (Scrapy's own poll is 5 s). A few Redis calls each: cheap.
+FRONTIER_HEARTBEAT_INTERVAL = 0.25
+
 # --- web spam during the crawl (crawler/spam.py, detectors/spam.py) ----------------------
 # Host verdicts from page scores, link farms and cloaking checks; a spam host is blocked.
 SPAM_DETECTION_ENABLED = True
@@ -333,6 +349,8 @@ EXTENSIONS = {
     # The crawl's shared state (store, run, hosts file, frontier policy, spam monitor,
     # store writer): every mirrorscope component finds it here.
     "mirrorscope.crawler.context.CrawlContext": 0,
+    # Off unless FRONTIER_REDIS_URL is set: heartbeats, leases and the end of a shared crawl.
+    "mirrorscope.crawler.shared.SharedCrawl": 20,
 }
 
 # --- diagnostics (crawler/diagnostics.py) ----------------------------------------------

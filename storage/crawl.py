@@ -132,7 +132,10 @@ class CrawlTables(Tables):
     def write_pages(self, records: Sequence[PageRecord], run_id: int | None) -> WriteResult:
         """Store a batch of fetched pages with their hosts, links, sketches and
         duplicate links, in one transaction; when the database refuses it, page by page."""
-        batch = [storable(r) for r in {r.url: r for r in records}.values()]
+        # In URL order (hosts in name order, _upsert_hosts): writers of one PostgreSQL
+        # store (the processes of a shared crawl) then lock rows in one order, and two
+        # batches holding the same host or page wait for each other instead of deadlocking.
+        batch = sorted((storable(r) for r in {r.url: r for r in records}.values()), key=lambda r: r.url)
         if not batch:
             return WriteResult()
         try:
@@ -205,7 +208,8 @@ class CrawlTables(Tables):
                 }
         ids: dict[str, tuple[int, str | None]] = {}
         if fresh:
-            upsert(conn, Host.__table__, list(fresh.values()), "name", (), keep_old=("ip", "registrable_domain"))
+            rows = [fresh[name] for name in sorted(fresh)]
+            upsert(conn, Host.__table__, rows, "name", (), keep_old=("ip", "registrable_domain"))
             for chunk in chunks(list(fresh)):
                 for hid, name, ip in conn.execute(select(Host.id, Host.name, Host.ip).where(Host.name.in_(chunk))):
                     ids[name] = (hid, ip)

@@ -11,7 +11,7 @@ from sqlalchemy.orm import aliased
 
 from mirrorscope.storage.models import Host, HostVerdict, Link, Page
 from mirrorscope.storage.rows import HostVerdictRow
-from mirrorscope.storage.sql import Tables, utc_now
+from mirrorscope.storage.sql import Tables, dialect_insert, utc_now
 
 
 class SpamTables(Tables):
@@ -25,6 +25,26 @@ class SpamTables(Tables):
             conn.execute(delete(HostVerdict) if kind is None else delete(HostVerdict).where(HostVerdict.kind == kind))
             if verdicts:
                 conn.execute(insert(HostVerdict), [dict(v, detected_at=now) for v in verdicts])
+
+    def merge_host_verdicts(self, verdicts: Sequence[dict[str, Any]]) -> None:
+        """Merge verdicts judged by one of several crawl processes into those stored by the
+        others: a host's row is replaced by a flagged one, or by an unflagged one judged on
+        as many pages or more; a flag is never taken back. Rows are written in (kind, host)
+        order, so that concurrent merges lock rows in one order and cannot deadlock."""
+        if not verdicts:
+            return
+        now = utc_now()
+        rows = sorted(({**v, "detected_at": now} for v in verdicts), key=lambda v: (v["kind"], v["host"]))
+        table = HostVerdict.__table__
+        with self.engine.begin() as conn:
+            stmt = dialect_insert(conn, table)
+            new = stmt.excluded
+            stmt = stmt.on_conflict_do_update(
+                index_elements=["host", "kind"],
+                set_={c: new[c] for c in ("flagged", "score", "pages", "reasons", "features", "detected_at")},
+                where=new.flagged | (~table.c.flagged & (new.pages >= table.c.pages)),
+            )
+            conn.execute(stmt, rows)
 
     def host_verdicts(self, kind: str | None = None, flagged_only: bool = False) -> list[HostVerdictRow]:
         """Host verdicts, highest score first (``kind``: ``spam`` or ``trap``; all if None)."""

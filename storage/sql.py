@@ -44,7 +44,7 @@ def utc_now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-def _dialect_insert(conn: Connection, table: Table) -> Any:
+def dialect_insert(conn: Connection, table: Table) -> Any:
     """The backend's own INSERT, which knows ON CONFLICT."""
     dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
     return dialect.insert(table)
@@ -55,7 +55,7 @@ def upsert(
 ) -> None:
     """Insert ``rows``; a row whose ``key`` is stored already updates ``columns``, and
     ``keep_old`` columns only where the new value is not NULL."""
-    stmt = _dialect_insert(conn, table)
+    stmt = dialect_insert(conn, table)
     updates = {c: stmt.excluded[c] for c in columns}
     for c in keep_old:  # a later fetch that learnt nothing must not erase what is known
         updates[c] = func.coalesce(stmt.excluded[c], table.c[c])
@@ -64,7 +64,7 @@ def upsert(
 
 def insert_new(conn: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
     """Insert ``rows``, leaving every row whose key is stored already as it is."""
-    conn.execute(_dialect_insert(conn, table).on_conflict_do_nothing(), rows)
+    conn.execute(dialect_insert(conn, table).on_conflict_do_nothing(), rows)
 
 
 def members_by_cluster(rows: Iterable[tuple[int, str, Any]], flag: str) -> list[list[dict[str, Any]]]:

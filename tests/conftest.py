@@ -17,12 +17,27 @@ from mirrorscope.sandbox import SandboxServer, World, build_world
 PG_HOST, PG_PORT, PG_DB = "127.0.0.1", 5432, os.environ.get("MIRRORSCOPE_TEST_PG_DB", "test")
 
 
-def _postgres_answers() -> bool:
+REDIS_HOST, REDIS_PORT = "127.0.0.1", 6379
+
+
+def _answers(host: str, port: int) -> bool:
     try:
-        with socket.create_connection((PG_HOST, PG_PORT), timeout=2):
+        with socket.create_connection((host, port), timeout=2):
             return True
     except OSError:
         return False
+
+
+def _postgres_answers() -> bool:
+    return _answers(PG_HOST, PG_PORT)
+
+
+@pytest.fixture
+def redis_url() -> str:
+    """The real Redis (db 0; tests keep apart by key prefix)."""
+    if not _answers(REDIS_HOST, REDIS_PORT):
+        pytest.skip(f"no Redis server answers at {REDIS_HOST}:{REDIS_PORT} (.ci/run starts one)")
+    return f"redis://{REDIS_HOST}:{REDIS_PORT}/0"
 
 
 @pytest.fixture

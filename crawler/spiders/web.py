@@ -142,6 +142,10 @@ def check_crawl_input(arguments: dict[str, Any], settings: Any) -> None:
             read_hosts_file(settings.get("HOSTS_FILE"))
         except HostsFileError as exc:
             raise CrawlSetupError(str(exc)) from None
+    if settings.get("FRONTIER_REDIS_URL"):
+        from mirrorscope.crawler.shared import connect
+
+        connect(settings.get("FRONTIER_REDIS_URL")).close()  # CrawlSetupError when it does not answer
     try:
         store = Store(resolve_database_url(None, settings.get("DATABASE_URL")))
     except StoreError as exc:
@@ -364,12 +368,16 @@ class WebSpider(Spider):
             return any(hostname == h or hostname.endswith("." + h) for h in self.allowed_hosts)
         return True
 
-    def expand(self, outlinks: list[tuple[str, int]]) -> None:
-        """Schedule a page's outlinks (those still unseen, within the page budget)."""
+    def expand(self, outlinks: list[tuple[str, int]]) -> int:
+        """Schedule a page's outlinks (those still unseen, within the page budget); how
+        many requests that made."""
+        made = 0
         for url, depth in outlinks:
             request = self._request(url, depth)
             if request is not None:
                 self.crawler.engine.crawl(request)
+                made += 1
+        return made
 
     def validation_request(self, url: str) -> Request | None:
         """A fetch the mirror detector asks for: ahead of the frontier, outside the page
