@@ -18,12 +18,17 @@ Figures per run, counted at the server and in Redis:
 - ``pg_pages_s``: pages stored per second of the crawl (PostgreSQL's write rate);
 - ``cpu_busy``: CPU seconds of the crawl processes (and their children) per wall second.
 
-    python benchmarks/scale.py [--max-pages 1200] [--workers 1,2,4]
+Then the offline half (``benchmarks/spark_scale.py`` ``spark_figures``): Broder's
+clustering of ``--spark-docs`` stored sketches (1,000,000 by default, as the issue asks;
+about 30 minutes of Spark on 2 cores) on Spark ``local[2]`` and on the numpy path, the
+outputs compared (``spark_same``); ``--spark-docs 0`` skips it.
+
+    python benchmarks/scale.py [--max-pages 1200] [--workers 1,2,4] [--spark-docs 1000000]
         [--db postgresql+psycopg://127.0.0.1:5432/test] [--redis redis://127.0.0.1:6379/0]
 
 Last line: ``workers_1_pages_s=.. workers_2_pages_s=.. workers_4_pages_s=..
-duplicate_fetches=.. max_inflight_per_host=..`` (duplicates summed and the in-flight
-maximum taken over all runs).
+duplicate_fetches=.. max_inflight_per_host=.. spark_same=.. spark_s=.. numpy_s=..``
+(duplicates summed and the in-flight maximum taken over all runs).
 """
 
 from __future__ import annotations
@@ -45,6 +50,9 @@ import redis
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from spark_scale import spark_figures  # noqa: E402
 
 from mirrorscope.sandbox import SandboxServer, build_real_world  # noqa: E402
 from mirrorscope.storage.store import Store  # noqa: E402
@@ -134,6 +142,7 @@ def main() -> None:
     parser.add_argument("--workers", default="1,2,4")
     parser.add_argument("--db", default="postgresql+psycopg://127.0.0.1:5432/test")
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/0")
+    parser.add_argument("--spark-docs", type=int, default=1_000_000, help="sketches for Spark against numpy (0: skip)")
     args = parser.parse_args()
     counts = [int(n) for n in args.workers.split(",")]
     world = build_real_world(0)
@@ -149,7 +158,11 @@ def main() -> None:
     rates = " ".join(f"workers_{n}_pages_s={results[n]['pages_s']:.3g}" for n in counts if n)
     duplicates = sum(int(r["duplicate_fetches"]) for r in results.values())
     inflight = max(int(r["max_inflight_per_host"]) for r in results.values())
-    print(f"{rates} duplicate_fetches={duplicates} max_inflight_per_host={inflight}")
+    spark = ""
+    if args.spark_docs:
+        figures = spark_figures(args.spark_docs)
+        spark = " " + " ".join(f"{k}={figures[k]}" for k in ("spark_same", "spark_s", "numpy_s"))
+    print(f"{rates} duplicate_fetches={duplicates} max_inflight_per_host={inflight}{spark}")
 
 
 if __name__ == "__main__":
