@@ -51,8 +51,11 @@ def test_an_idle_crawl_stays_open_until_its_pages_are_written_and_then_refills(t
     stored = lambda: [p["url"] for p in pipeline.store.pages()]  # noqa: E731
     expanded: list[tuple[list[tuple[str, int]], list[str]]] = []
     # The spider reads parked links from the store: the refill must see the page's link there.
-    crawler.spider = SimpleNamespace(unfetched=lambda: iter([("http://docs.test/parked", 2)]),
-                                     expand=lambda urls: expanded.append((urls, stored())))
+    def expand(urls: list[tuple[str, int]]) -> int:  # as WebSpider.expand: the requests it made
+        expanded.append((urls, stored()))
+        return len(urls)
+
+    crawler.spider = SimpleNamespace(unfetched=lambda: iter([("http://docs.test/parked", 2)]), expand=expand)
     crawler.stats.set_value("frontier/dropped/queue-host-cap", 1)
     assert not CrawlContext.of(crawler).unwritten_pages()
     pipeline.pool.start()
